@@ -1,0 +1,28 @@
+"""noisyfeedback: learning from imperfect feedback.
+
+>>> import noisyfeedback as nf
+>>> X, y = nf.datasets.synsep(n_samples=2000, seed=3)
+>>> trace = nf.simulate(nf.Banditron(9, gamma=0.1, seed=0), X, y,
+...                     feedback=nf.feedback.NoisyBandit(0.2, 0.4), n_rounds=10_000, seed=1)
+>>> 0 <= trace.error_rate <= 1
+True
+"""
+
+__version__ = "0.1.0"
+
+from . import datasets, feedback
+from .base import Learner, load
+from .learners import Banditron, Perceptron
+from .simulate import Trace, simulate
+
+__all__ = [
+    "__version__",
+    "datasets",
+    "feedback",
+    "Learner",
+    "load",
+    "simulate",
+    "Trace",
+    "Perceptron",
+    "Banditron",
+]

@@ -1,0 +1,222 @@
+"""Parameter and input validation with scikit-learn style messages.
+
+A constraint describes the values a parameter may take and how to say so:
+
+>>> Interval(0, 1, closed="neither").describe()
+'in (0, 1)'
+>>> check_param("gamma", 1.5, Interval(0, 1, closed="neither"), owner="Banditron")
+Traceback (most recent call last):
+...
+ValueError: The 'gamma' parameter of Banditron must be in (0, 1). Got 1.5 instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Interval",
+    "Integer",
+    "Options",
+    "OneOf",
+    "AnySeed",
+    "check_param",
+    "check_X",
+    "check_labels",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real number in an interval; ``closed`` is 'both', 'left', 'right' or 'neither'."""
+
+    low: float | None
+    high: float | None
+    closed: str = "both"
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        v = float(value)
+        if not np.isfinite(v):
+            return False
+        if self.low is not None:
+            if self.closed in ("both", "left"):
+                if v < self.low:
+                    return False
+            elif v <= self.low:
+                return False
+        if self.high is not None:
+            if self.closed in ("both", "right"):
+                if v > self.high:
+                    return False
+            elif v >= self.high:
+                return False
+        return True
+
+    def describe(self) -> str:
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        low = "-inf" if self.low is None else _fmt(self.low)
+        high = "inf" if self.high is None else _fmt(self.high)
+        return f"in {left}{low}, {high}{right}"
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer (not bool) in [low, high]; either bound may be None."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            return False
+        if self.low is not None and value < self.low:
+            return False
+        if self.high is not None and value > self.high:
+            return False
+        return True
+
+    def describe(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"an int in [{self.low}, {self.high}]"
+        if self.low is not None:
+            return f"an int >= {self.low}"
+        if self.high is not None:
+            return f"an int <= {self.high}"
+        return "an int"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values."""
+
+    values: tuple
+
+    def accepts(self, value: Any) -> bool:
+        return any(value == v and type(value) is type(v) for v in self.values)
+
+    def describe(self) -> str:
+        return "one of {" + ", ".join(repr(v) for v in self.values) + "}"
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Any of several constraints."""
+
+    constraints: tuple
+
+    def accepts(self, value: Any) -> bool:
+        return any(c.accepts(value) for c in self.constraints)
+
+    def describe(self) -> str:
+        return " or ".join(c.describe() for c in self.constraints)
+
+
+@dataclass(frozen=True)
+class AnySeed:
+    """None, a non-negative int, or a numpy SeedSequence."""
+
+    def accepts(self, value: Any) -> bool:
+        if value is None or isinstance(value, np.random.SeedSequence):
+            return True
+        return Integer(0).accepts(value)
+
+    def describe(self) -> str:
+        return "None, an int >= 0 or a numpy.random.SeedSequence"
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def check_param(name: str, value: Any, constraint: Any, owner: str) -> None:
+    """Raise a ValueError (TypeError for wrong kinds) naming parameter, allowed values and value."""
+    if constraint.accepts(value):
+        return
+    msg = f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {value!r} instead."
+    numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if isinstance(constraint, (Interval, Integer)) and not numeric:
+        raise TypeError(msg)
+    raise ValueError(msg)
+
+
+def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str | None = None):
+    """Validate a feature matrix: 2-D, numeric, finite; dense -> C-contiguous float64, CSR kept sparse.
+
+    Integer and float32 inputs are converted to float64 (no information is lost); object,
+    string and complex inputs raise ``TypeError``; NaN/inf raise ``ValueError`` naming the row.
+    """
+    where = f" of {owner}" if owner else ""
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name}{where} must be 2-D; got a sparse array with shape {X.shape}.")
+        X = sp.csr_matrix(X) if X.format != "csr" else X
+        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
+            raise TypeError(f"{name}{where} must hold real numbers; got dtype {X.dtype}.")
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if not X.has_sorted_indices:
+            X = X.copy()
+            X.sort_indices()
+        bad = ~np.isfinite(X.data)
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
+            raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
+        data, indices, indptr = X.data, X.indices, X.indptr
+        if indices.dtype != np.int64 or indptr.dtype != np.int64:
+            X = sp.csr_matrix(
+                (data, indices.astype(np.int64), indptr.astype(np.int64)), shape=X.shape
+            )
+    else:
+        arr = np.asarray(X)
+        if arr.dtype == object or not (
+            np.issubdtype(arr.dtype, np.floating)
+            or np.issubdtype(arr.dtype, np.integer)
+            or arr.dtype == bool
+        ):
+            raise TypeError(f"{name}{where} must hold real numbers; got dtype {arr.dtype}.")
+        if arr.ndim != 2:
+            raise ValueError(
+                f"{name}{where} must be 2-D (n_samples, n_features); got shape {arr.shape}. "
+                "Reshape a single sample with x.reshape(1, -1)."
+            )
+        X = np.ascontiguousarray(arr, dtype=np.float64)
+        finite = np.isfinite(X)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite.all(axis=1))[0])
+            raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(
+            f"{name}{where} has {X.shape[1]} features, but the learner was fitted with {n_features}."
+        )
+    return X
+
+
+def check_labels(y: Any, n_classes: int, n_samples: int | None = None, name: str = "y") -> np.ndarray:
+    """Validate integer labels in 0..n_classes-1 (no silent coercion of floats or strings)."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {arr.shape}.")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(
+            f"{name} must hold integer labels 0..{n_classes - 1}; got dtype {arr.dtype}. "
+            "Encode classes with sklearn.preprocessing.LabelEncoder first."
+        )
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_samples} rows.")
+    if arr.size:
+        bad = (arr < 0) | (arr >= n_classes)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{name} must hold labels in 0..{n_classes - 1}; row {row} has label {int(arr[row])}."
+            )
+    return np.ascontiguousarray(arr, dtype=np.int64)

@@ -1,0 +1,122 @@
+"""Row-level helpers shared by every linear multiclass kernel.
+
+A row is handled as its non-zeros (``idx``, ``val``, ``nnz``) whether X is dense
+or CSR, so both paths do the same arithmetic in the same order and cost time
+proportional to the non-zeros. Scores are summed over features in increasing
+index order, one accumulator per class.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
+    """Copy row i's non-zeros into idx/val; returns their number."""
+    nnz = 0
+    if sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            if v != 0.0:
+                idx[nnz] = indices[p]
+                val[nnz] = v
+                nnz += 1
+    else:
+        d = Xd.shape[1]
+        for j in range(d):
+            v = Xd[i, j]
+            if v != 0.0:
+                idx[nnz] = j
+                val[nnz] = v
+                nnz += 1
+    return nnz
+
+
+@njit(cache=True)
+def row_scores(W, idx, val, nnz, s):
+    """s = W x for a row given by its non-zeros."""
+    K = W.shape[0]
+    for k in range(K):
+        s[k] = 0.0
+    for p in range(nnz):
+        j = idx[p]
+        v = val[p]
+        for k in range(K):
+            s[k] += W[k, j] * v
+
+
+@njit(cache=True)
+def argmax_first(s):
+    """Index of the largest score; the lowest index wins ties."""
+    best = 0
+    for k in range(1, s.shape[0]):
+        if s[k] > s[best]:
+            best = k
+    return best
+
+
+@njit(cache=True)
+def add_row(W, r, coef, idx, val, nnz):
+    """W[r] += coef * x."""
+    for p in range(nnz):
+        W[r, idx[p]] += coef * val[p]
+
+
+@njit(cache=True)
+def sub_row(W, r, idx, val, nnz):
+    """W[r] -= x."""
+    for p in range(nnz):
+        W[r, idx[p]] -= val[p]
+
+
+@njit(cache=True)
+def add_row_plain(W, r, idx, val, nnz):
+    """W[r] += x."""
+    for p in range(nnz):
+        W[r, idx[p]] += val[p]
+
+
+@njit(cache=True)
+def epsilon_greedy_draw(yhat, gamma, K, u):
+    """Draw from P(r) = (1-γ)·1[r=ŷ] + γ/K by inverse CDF with one uniform u.
+
+    Returns (action, P(action)).
+    """
+    explore = gamma / K
+    cum = 0.0
+    a = K - 1
+    for r in range(K):
+        p = explore + (1.0 - gamma) if r == yhat else explore
+        cum += p
+        if u < cum:
+            a = r
+            break
+    pa = explore + (1.0 - gamma) if a == yhat else explore
+    return a, pa
+
+
+@njit(cache=True)
+def predict_rows(W, Xd, indptr, indices, data, sparse, out):
+    n = out.shape[0]
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    s = np.empty(W.shape[0], np.float64)
+    for i in range(n):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        row_scores(W, idx, val, nnz, s)
+        out[i] = argmax_first(s)
+
+
+@njit(cache=True)
+def score_rows(W, Xd, indptr, indices, data, sparse, out):
+    n = out.shape[0]
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    s = np.empty(W.shape[0], np.float64)
+    for i in range(n):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        row_scores(W, idx, val, nnz, s)
+        for k in range(W.shape[0]):
+            out[i, k] = s[k]

@@ -1,0 +1,46 @@
+"""Multiclass Perceptron (Crammer & Singer, ultraconservative): on a mistake W[ℓ] += x, W[ŷ] -= x."""
+
+import numpy as np
+from numba import njit
+
+from .channels import confusion_label
+from .linear import add_row_plain, argmax_first, fetch_row, row_scores, sub_row
+
+
+@njit(cache=True)
+def perceptron_learn_row(W, idx, val, nnz, label, s):
+    """One Perceptron step on a row with (possibly noisy) label; returns the greedy ŷ before it."""
+    row_scores(W, idx, val, nnz, s)
+    yhat = argmax_first(s)
+    if yhat != label:
+        add_row_plain(W, label, idx, val, nnz)
+        sub_row(W, yhat, idx, val, nnz)
+    return yhat
+
+
+@njit(cache=True)
+def perceptron_learn(W, Xd, indptr, indices, data, sparse, labels):
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    s = np.empty(W.shape[0], np.float64)
+    for i in range(labels.shape[0]):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        perceptron_learn_row(W, idx, val, nnz, labels[i], s)
+
+
+@njit(cache=True)
+def perceptron_simulate(W, Xd, indptr, indices, data, sparse, y, order, code, u_feedback, Ccum, mistakes):
+    """Simulation loop: rounds t over rows order[t]; label from FullLabel (code 0) or ConfusionNoise (1)."""
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    s = np.empty(W.shape[0], np.float64)
+    for t in range(order.shape[0]):
+        i = order[t]
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        label = y[i]
+        if code == 1:
+            label = confusion_label(y[i], u_feedback[t], Ccum)
+        yhat = perceptron_learn_row(W, idx, val, nnz, label, s)
+        mistakes[t] = 1 if yhat != y[i] else 0

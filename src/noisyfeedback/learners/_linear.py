@@ -1,0 +1,111 @@
+"""Shared machinery of the linear multiclass online learners (state W_ of shape (K, d))."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import Integer, check_labels, check_X
+from ..base import Learner, make_rng
+from ..kernels.linear import predict_rows, score_rows
+
+_EMPTY_F = np.zeros((0, 0))
+_EMPTY_I = np.zeros(1, np.int64)
+_EMPTY_D = np.zeros(0)
+
+
+def kernel_view(X) -> tuple:
+    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X."""
+    if sp.issparse(X):
+        return _EMPTY_F, X.indptr, X.indices, X.data, True
+    return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, False
+
+
+class LinearClassifier(Learner):
+    """A linear multiclass learner: scores W x, greedy prediction argmax (lowest index on ties).
+
+    Subclasses implement ``_simulate_chunk``, ``act`` (random learners) and ``learn``.
+    """
+
+    #: uniforms drawn from ``rng_`` per round by ``act`` (and the compiled loop)
+    draws_per_round: ClassVar[int] = 0
+    #: feedback channel classes this learner can be simulated with
+    _base_constraints: ClassVar[dict[str, Any]] = {"n_classes": Integer(2)}
+
+    def _validate_params(self) -> None:
+        from .._validation import check_param
+
+        for name, c in self._base_constraints.items():
+            check_param(name, getattr(self, name), c, type(self).__name__)
+        super()._validate_params()
+
+    # -------------------------------------------------------------- state
+    def _init_state(self, n_features: int, seed_fallback: np.random.SeedSequence | None = None) -> None:
+        """Create W_ (zeros) and rng_ if absent; rng_ is seeded by ``seed`` or, if None, the fallback."""
+        if not hasattr(self, "W_"):
+            self._validate_params()
+            self.W_ = np.zeros((self.n_classes, n_features), dtype=np.float64)
+        if self.draws_per_round and not hasattr(self, "rng_"):
+            seed = getattr(self, "seed", None)
+            self.rng_ = make_rng(seed if seed is not None else seed_fallback)
+
+    @property
+    def n_features_(self) -> int:
+        return self.W_.shape[1]
+
+    def _check_X(self, X, fitting: bool):
+        n_features = self.W_.shape[1] if hasattr(self, "W_") else None
+        X = check_X(X, n_features=n_features, owner=type(self).__name__)
+        if fitting:
+            self._init_state(X.shape[1])
+        return X
+
+    # ----------------------------------------------------------- inference
+    def decision_function(self, X) -> np.ndarray:
+        """Scores W x, shape (n_samples, n_classes); all zeros before any learning."""
+        self._validate_params()
+        X = self._check_X(X, fitting=False)
+        out = np.zeros((X.shape[0], self.n_classes))
+        if hasattr(self, "W_"):
+            score_rows(self.W_, *kernel_view(X), out)
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        """Greedy labels argmax_k (W x)_k; label 0 for every row before any learning."""
+        self._validate_params()
+        X = self._check_X(X, fitting=False)
+        out = np.zeros(X.shape[0], dtype=np.int64)
+        if hasattr(self, "W_"):
+            predict_rows(self.W_, *kernel_view(X), out)
+        return out
+
+    def _check_actions(self, actions, n: int, name: str = "actions") -> np.ndarray:
+        return check_labels(actions, self.n_classes, n_samples=n, name=name)
+
+    def _check_binary(self, feedback, n: int) -> np.ndarray:
+        arr = np.asarray(feedback)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(f"feedback must be 1-D with {n} entries; got shape {arr.shape}.")
+        if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"feedback must hold 0/1 integers or booleans; got dtype {arr.dtype}.")
+        bad = (arr != 0) & (arr != 1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"feedback must be 0 or 1; row {row} has {arr[row]!r}.")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+
+    def _check_propensities(self, propensities, n: int) -> np.ndarray:
+        p = np.asarray(propensities, dtype=np.float64) if propensities is not None else None
+        if p is None or p.ndim != 1 or p.shape[0] != n:
+            raise ValueError(f"propensities must be 1-D with {n} entries (P of each logged action).")
+        bad = ~((p > 0) & (p <= 1))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"propensities must be in (0, 1]; row {row} has {p[row]!r}.")
+        return np.ascontiguousarray(p)
+
+    # ------------------------------------------------------------ simulate
+    def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes) -> None:
+        raise NotImplementedError

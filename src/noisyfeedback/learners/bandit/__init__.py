@@ -1,0 +1,1 @@
+"""Multiclass online learners under full-label or (noisy) bandit feedback."""

@@ -1,0 +1,231 @@
+"""``nf.simulate``: the interaction loop (learner acts, channel answers, learner updates) and its Trace.
+
+Randomness: ``SeedSequence(seed)`` spawns three streams — the order of rounds
+(a fresh permutation of the rows for every pass over X), the feedback channel's
+draws, and (only when the learner has ``seed=None``) the learner's exploration.
+The compiled loop consumes exactly the uniforms the public ``act``/``respond``
+methods would draw, so it equals the plain-Python loop bit for bit (tested).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ._validation import AnySeed, Integer, check_labels, check_param, check_X
+from .feedback import FeedbackChannel
+
+__all__ = ["simulate", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
+
+CHUNK_ROUNDS = 1 << 16
+
+
+@dataclass(eq=False)
+class Trace:
+    """The record of one simulation.
+
+    ``error_rate`` is the fraction of rounds whose greedy prediction (before the
+    update) differed from the TRUE label; ``curve[i]`` is that fraction over the
+    first ``checkpoints[i]`` rounds. ``wall_time`` is the loop's time in seconds,
+    JIT compilation excluded.
+    """
+
+    learner: str
+    feedback: str
+    n_rounds: int
+    seed: Any
+    mistakes: int
+    error_rate: float
+    checkpoints: np.ndarray
+    curve: np.ndarray
+    wall_time: float
+    metrics: dict = field(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal in every field but ``wall_time``."""
+        if not isinstance(other, Trace):
+            return NotImplemented
+        return (
+            self.learner == other.learner
+            and self.feedback == other.feedback
+            and self.n_rounds == other.n_rounds
+            and self.seed == other.seed
+            and self.mistakes == other.mistakes
+            and self.error_rate == other.error_rate
+            and np.array_equal(self.checkpoints, other.checkpoints)
+            and np.array_equal(self.curve, other.curve)
+            and self.metrics.keys() == other.metrics.keys()
+            and all(np.array_equal(self.metrics[k], other.metrics[k]) for k in self.metrics)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def rounds_per_second(self) -> float:
+        return self.n_rounds / self.wall_time if self.wall_time > 0 else float("inf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "learner": self.learner,
+            "feedback": self.feedback,
+            "n_rounds": self.n_rounds,
+            "seed": self.seed,
+            "mistakes": self.mistakes,
+            "error_rate": self.error_rate,
+            "checkpoints": self.checkpoints.tolist(),
+            "curve": self.curve.tolist(),
+            "wall_time": self.wall_time,
+            **{k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.metrics.items()},
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Trace({self.learner} under {self.feedback}: error_rate={self.error_rate:.4f} "
+            f"over {self.n_rounds} rounds, seed={self.seed}, {self.wall_time:.3f}s)"
+        )
+
+
+def log_checkpoints(n_rounds: int, num: int = 100) -> np.ndarray:
+    """Log-spaced round counts 1..n_rounds (unique, always ending at n_rounds).
+
+    >>> log_checkpoints(1000, num=4)
+    array([   1,   10,  100, 1000])
+    """
+    pts = np.unique(np.round(np.geomspace(1, n_rounds, num=num)).astype(np.int64))
+    return pts
+
+
+class RoundOrder:
+    """Rows for successive rounds: passes over 0..n-1, each a fresh permutation from ``rng``."""
+
+    def __init__(self, n_samples: int, rng: np.random.Generator):
+        self.n_samples = n_samples
+        self.rng = rng
+        self._perm = np.empty(0, dtype=np.int64)
+        self._pos = 0
+
+    def take(self, k: int) -> np.ndarray:
+        out = np.empty(k, dtype=np.int64)
+        filled = 0
+        while filled < k:
+            if self._pos == self._perm.shape[0]:
+                self._perm = self.rng.permutation(self.n_samples).astype(np.int64)
+                self._pos = 0
+            step = min(k - filled, self._perm.shape[0] - self._pos)
+            out[filled:filled + step] = self._perm[self._pos:self._pos + step]
+            filled += step
+            self._pos += step
+        return out
+
+
+def round_order(n_samples: int, n_rounds: int, rng: np.random.Generator) -> np.ndarray:
+    """All rows of a simulation at once (same sequence as the chunked loop uses)."""
+    return RoundOrder(n_samples, rng).take(n_rounds)
+
+
+def simulation_streams(seed) -> tuple[np.random.Generator, np.random.Generator, np.random.SeedSequence]:
+    """(order rng, feedback rng, learner fallback SeedSequence) of a simulation seed."""
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    s_order, s_feedback, s_learner = ss.spawn(3)
+    return (
+        np.random.Generator(np.random.PCG64(s_order)),
+        np.random.Generator(np.random.PCG64(s_feedback)),
+        s_learner,
+    )
+
+
+def simulate(
+    learner,
+    X,
+    y,
+    feedback: FeedbackChannel,
+    n_rounds: int,
+    seed: int | np.random.SeedSequence | None = None,
+    checkpoints: np.ndarray | int = 100,
+    progress: Callable[[int], None] | None = None,
+) -> Trace:
+    """Run ``n_rounds`` rounds of act -> feedback -> learn and return the :class:`Trace`.
+
+    The learner is trained in place (from whatever state it has). ``checkpoints``
+    is a number of log-spaced checkpoints or an explicit increasing array of
+    round counts. ``progress`` is called with the number of rounds done after
+    each chunk of rounds.
+
+    >>> import noisyfeedback as nf
+    >>> X, y = nf.datasets.synsep(n_samples=2000, seed=3)
+    >>> t = nf.simulate(nf.Banditron(9, gamma=0.1, seed=0), X, y,
+    ...                 feedback=nf.feedback.NoisyBandit(0, 0), n_rounds=20_000, seed=1)
+    >>> t.n_rounds, t.curve.shape == t.checkpoints.shape
+    (20000, True)
+    """
+    from .base import Learner
+
+    if not isinstance(learner, Learner) or not hasattr(learner, "_simulate_chunk"):
+        raise TypeError(f"learner must be a noisyfeedback online learner; got {type(learner).__name__}.")
+    if not isinstance(feedback, FeedbackChannel):
+        raise TypeError(f"feedback must be a noisyfeedback.feedback channel; got {type(feedback).__name__}.")
+    if feedback.kind != learner.feedback_kind:
+        raise TypeError(
+            f"{type(learner).__name__} learns from {learner.feedback_kind!r} feedback, but "
+            f"{feedback!r} gives {feedback.kind!r} feedback."
+        )
+    check_param("n_rounds", n_rounds, Integer(1), "simulate")
+    check_param("seed", seed, AnySeed(), "simulate")
+    learner._validate_params()
+    X = check_X(X, owner="simulate")
+    if X.shape[0] == 0:
+        raise ValueError("X of simulate has no rows.")
+    y = check_labels(y, learner.n_classes, n_samples=X.shape[0])
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        check_param("checkpoints", int(checkpoints), Integer(1), "simulate")
+        cps = log_checkpoints(n_rounds, int(checkpoints))
+    else:
+        cps = np.asarray(checkpoints, dtype=np.int64)
+        if cps.ndim != 1 or cps.size == 0 or (np.diff(cps) <= 0).any() or cps[0] < 1 or cps[-1] > n_rounds:
+            raise ValueError("checkpoints must be increasing round counts in [1, n_rounds].")
+
+    rng_order, rng_feedback, ss_learner = simulation_streams(seed)
+    if hasattr(learner, "W_") and learner.W_.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"X of simulate has {X.shape[1]} features, but the learner was fitted with {learner.W_.shape[1]}."
+        )
+    learner._init_state(X.shape[1], ss_learner)
+    k_learner = learner.draws_per_round
+    k_feedback = feedback.draws_per_round(learner.n_classes)
+
+    # JIT warm-up on zero rounds (compiles for these argument types; changes nothing)
+    empty = np.zeros(0, dtype=np.int64)
+    learner._simulate_chunk(X, y, empty, np.zeros(0), feedback, np.zeros(0), np.zeros(0, np.int8))
+
+    order = RoundOrder(X.shape[0], rng_order)
+    mistakes = np.empty(n_rounds, dtype=np.int8)
+    rng_learner = getattr(learner, "rng_", None)
+    start = time.perf_counter()
+    done = 0
+    while done < n_rounds:
+        k = min(CHUNK_ROUNDS, n_rounds - done)
+        rows = order.take(k)
+        u_learner = rng_learner.random(k * k_learner) if k_learner else np.zeros(0)
+        u_feedback = rng_feedback.random(k * k_feedback) if k_feedback else np.zeros(0)
+        learner._simulate_chunk(X, y, rows, u_learner, feedback, u_feedback, mistakes[done:done + k])
+        done += k
+        if progress is not None:
+            progress(done)
+    wall = time.perf_counter() - start
+
+    cum = np.cumsum(mistakes, dtype=np.int64)
+    total = int(cum[-1])
+    return Trace(
+        learner=repr(learner),
+        feedback=repr(feedback),
+        n_rounds=int(n_rounds),
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
+        mistakes=total,
+        error_rate=total / n_rounds,
+        checkpoints=cps,
+        curve=cum[cps - 1] / cps,
+        wall_time=wall,
+    )
