@@ -141,8 +141,9 @@ def check_param(name: str, value: Any, constraint: Any, owner: str) -> None:
     if constraint.accepts(value):
         return
     msg = f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {value!r} instead."
-    numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if isinstance(constraint, (Interval, Integer)) and not numeric:
+    if isinstance(value, bool) or (
+        isinstance(constraint, Interval) and not isinstance(value, numbers.Real)
+    ) or (isinstance(constraint, Integer) and not isinstance(value, numbers.Integral)):
         raise TypeError(msg)
     raise ValueError(msg)
 

@@ -1,0 +1,187 @@
+"""Every compiled kernel against its slow reference twin (tests/reference.py), on edge cases.
+
+Run also with NUMBA_DISABLE_JIT=1 (``make test`` does) so the kernel code is covered as Python.
+Integer-valued data keeps sums exact, so discrete decisions (argmax, draws) must agree exactly;
+real-valued data is compared within the tolerances of tests/tolerances.py.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import reference as ref
+from tolerances import KERNEL_ATOL, KERNEL_RTOL
+from noisyfeedback.kernels.banditron import banditron_act, banditron_learn, banditron_simulate
+from noisyfeedback.kernels.channels import confusion_label, flip
+from noisyfeedback.kernels.linear import (
+    argmax_first,
+    epsilon_greedy_draw,
+    fetch_row,
+    predict_rows,
+    row_scores,
+    score_rows,
+)
+from noisyfeedback.kernels.perceptron import perceptron_learn, perceptron_simulate
+from noisyfeedback.learners._linear import kernel_view
+
+
+def _int_problem(rng, n=40, d=7, K=4, density=0.5):
+    X = rng.integers(-3, 4, size=(n, d)).astype(float)
+    X[rng.random((n, d)) > density] = 0.0
+    X[0] = 0.0  # an all-zero row
+    y = rng.integers(0, K, size=n)
+    return X, y
+
+
+def _row(X, i):
+    d = X.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d)
+    nnz = fetch_row(i, *kernel_view(X), idx, val)
+    return idx, val, nnz
+
+
+def test_fetch_row_dense_and_csr_agree_and_skip_zeros(rng):
+    X, _ = _int_problem(rng)
+    Xs = sp.csr_matrix(X)
+    Xs.data[:3] = 0.0  # explicit stored zeros are skipped too
+    Xd = Xs.toarray()
+    for i in range(X.shape[0]):
+        a = _row(Xd, i)
+        b = _row(Xs, i)
+        assert a[2] == b[2] == np.count_nonzero(Xd[i])
+        np.testing.assert_array_equal(a[0][: a[2]], np.flatnonzero(Xd[i]))
+        np.testing.assert_array_equal(a[1][: a[2]], b[1][: b[2]])
+
+
+def test_row_scores_match_matrix_product(rng):
+    W = rng.normal(size=(5, 30))
+    X = rng.normal(size=(20, 30))
+    X[X < 0] = 0
+    s = np.empty(5)
+    for i in range(20):
+        idx, val, nnz = _row(X, i)
+        row_scores(W, idx, val, nnz, s)
+        np.testing.assert_allclose(s, ref.scores(W, X[i]), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+    out = np.empty((20, 5))
+    score_rows(W, *kernel_view(X), out)
+    np.testing.assert_allclose(out, X @ W.T, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+
+
+@pytest.mark.parametrize("s", [[0.0, 0.0, 0.0], [1.0, 3.0, 3.0], [-1.0, -1.0, -2.0], [5.0], [2.0, 1.0, 2.0]])
+def test_argmax_first_lowest_index_wins_ties(s):
+    assert argmax_first(np.array(s)) == int(np.argmax(s))
+
+
+def test_predict_rows_before_learning_is_label_zero(rng):
+    X, _ = _int_problem(rng)
+    out = np.empty(X.shape[0], np.int64)
+    predict_rows(np.zeros((4, X.shape[1])), *kernel_view(X), out)
+    assert (out == 0).all()
+
+
+@pytest.mark.parametrize("K", [2, 3, 10])
+@pytest.mark.parametrize("gamma", [1e-9, 0.05, 0.5, 1 - 1e-9])
+def test_epsilon_greedy_draw_is_inverse_cdf(K, gamma):
+    P_all = [ref.epsilon_greedy_probs(yhat, gamma, K) for yhat in range(K)]
+    us = [0.0, 1e-300, 0.5, np.nextafter(1.0, 0.0)]
+    for yhat, P in enumerate(P_all):
+        cum = np.cumsum(P)
+        us_here = us + list(cum[:-1]) + list(np.nextafter(cum[:-1], 0.0))
+        for u in us_here:
+            a, pa = epsilon_greedy_draw(yhat, gamma, K, u)
+            assert a == ref.inverse_cdf(P, u), (yhat, u)
+            assert pa == P[a]
+
+
+def test_epsilon_greedy_draw_frequencies(rng):
+    K, gamma, yhat = 4, 0.2, 2
+    counts = np.zeros(K)
+    for u in rng.random(20000):
+        counts[epsilon_greedy_draw(yhat, gamma, K, u)[0]] += 1
+    P = ref.epsilon_greedy_probs(yhat, gamma, K)
+    # 5 standard errors of a binomial proportion at n = 20000
+    assert np.all(np.abs(counts / 20000 - P) < 5 * np.sqrt(P * (1 - P) / 20000))
+
+
+@pytest.mark.parametrize("rho0,rho1", [(0.0, 0.0), (0.2, 0.4), (0.4, 0.2), (0.0, 0.99)])
+def test_flip_matches_reference_at_boundaries(rho0, rho1):
+    for f in (0, 1):
+        for u in [0.0, rho0, np.nextafter(rho0, 0), rho1, np.nextafter(rho1, 0), 0.5, np.nextafter(1.0, 0)]:
+            assert flip(f, u, rho0, rho1) == ref.flip(f, u, rho0, rho1)
+
+
+def test_confusion_label_is_inverse_cdf_of_column(rng):
+    C = rng.random((4, 4))
+    C /= C.sum(axis=0)
+    C[:, 1] = [0.0, 1.0, 0.0, 0.0]  # a deterministic column
+    Ccum = np.cumsum(C, axis=0)
+    for y in range(4):
+        for u in list(rng.random(50)) + [0.0, np.nextafter(1.0, 0.0)] + list(Ccum[:, y]):
+            assert confusion_label(y, u, Ccum) == ref.inverse_cdf(C[:, y], u)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_perceptron_learn_matches_reference(rng, sparse):
+    X, y = _int_problem(rng, n=60)
+    W = np.zeros((4, X.shape[1]))
+    Wref = W.copy()
+    for i in range(X.shape[0]):
+        Wref, _ = ref.perceptron_step(Wref, X[i], y[i])
+    Xk = sp.csr_matrix(X) if sparse else X
+    perceptron_learn(W, *kernel_view(Xk), y)
+    np.testing.assert_array_equal(W, Wref)  # integer data: exact
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("rho", [(0.0, 0.0), (0.3, 0.1)])
+def test_banditron_kernels_match_reference(rng, sparse, rho):
+    rho0, rho1 = rho
+    h = ((0 - rho0) / (1 - rho0 - rho1), (1 - rho0) / (1 - rho0 - rho1))
+    X = rng.normal(size=(50, 9)) * (rng.random((50, 9)) < 0.6)
+    K, gamma = 3, 0.3
+    y = rng.integers(0, K, size=50)
+    order = rng.integers(0, 50, size=120)
+    u_l, u_f = rng.random(120), rng.random(120)
+    Xk = sp.csr_matrix(X) if sparse else X
+
+    W = np.zeros((K, 9))
+    mistakes = np.empty(120, np.int8)
+    banditron_simulate(W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes)
+
+    Wref = np.zeros((K, 9))
+    mref = []
+    for t, i in enumerate(order):
+        Wref, yhat, *_ = ref.banditron_step(Wref, X[i], y[i], gamma, u_l[t], u_f[t], rho0, rho1, h)
+        mref.append(int(yhat != y[i]))
+    np.testing.assert_allclose(W, Wref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(mistakes, mref)
+
+
+def test_banditron_act_then_learn_equals_simulate(rng):
+    X = rng.normal(size=(30, 6))
+    y = rng.integers(0, 4, size=30)
+    u_l, u_f = rng.random(30), rng.random(30)
+    order = np.arange(30)
+    W1 = np.zeros((4, 6))
+    banditron_simulate(W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8))
+    W2 = np.zeros((4, 6))
+    for i in range(30):
+        a, p = np.empty(1, np.int64), np.empty(1)
+        banditron_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
+        f = np.array([ref.flip(int(a[0] == y[i]), u_f[i], 0.0, 0.0)])
+        banditron_learn(W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0)
+    np.testing.assert_array_equal(W1, W2)
+
+
+def test_perceptron_simulate_with_confusion_noise_uses_noisy_label(rng):
+    X, y = _int_problem(rng, n=30)
+    C = np.array([[0.5, 0.0, 0.0, 0.0], [0.5, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    Ccum = np.cumsum(C, axis=0)
+    u = rng.random(30)
+    W = np.zeros((4, X.shape[1]))
+    perceptron_simulate(W, *kernel_view(X), y, np.arange(30), 1, u, Ccum, np.empty(30, np.int8))
+    Wref = np.zeros_like(W)
+    for i in range(30):
+        Wref, _ = ref.perceptron_step(Wref, X[i], ref.inverse_cdf(C[:, y[i]], u[i]))
+    np.testing.assert_array_equal(W, Wref)

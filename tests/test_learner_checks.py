@@ -1,0 +1,231 @@
+"""The shared check suite: every learner exported by ``noisyfeedback`` gets the same checks.
+
+A learner is tested the moment it is exported: the suite discovers the classes in
+``nf.__all__`` that subclass ``nf.Learner``. Each declares ``_test_params``.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import noisyfeedback as nf
+from noisyfeedback._validation import AnySeed, Integer, Interval, Options
+
+LEARNERS = sorted(
+    (getattr(nf, name) for name in nf.__all__
+     if inspect.isclass(getattr(nf, name)) and issubclass(getattr(nf, name), nf.Learner)
+     and getattr(nf, name) is not nf.Learner),
+    key=lambda c: c.__name__,
+)
+IDS = [c.__name__ for c in LEARNERS]
+
+
+def test_every_learner_is_discovered():
+    assert {"Perceptron", "Banditron"} <= set(IDS)
+
+
+def make(cls, **override):
+    params = dict(cls._test_params)
+    params.update(override)
+    return cls(**params)
+
+
+def problem(learner, n=60, seed=0):
+    """A small problem matched to the learner's feedback kind: (X, y, channel)."""
+    rng = np.random.default_rng(seed)
+    K = learner.n_classes
+    d = 5
+    protos = rng.normal(size=(K, d))
+    y = rng.integers(0, K, size=n)
+    X = protos[y] + 0.3 * rng.normal(size=(n, d))
+    channel = {"label": nf.feedback.FullLabel(), "bandit": nf.feedback.NoisyBandit(0.1, 0.1)}[learner.feedback_kind]
+    return X, y, channel
+
+
+def interact(learner, X, y, channel, seed=0):
+    """Logged-events path: act on all rows, get feedback, learn."""
+    actions, probs = learner.act(X)
+    feedback = channel.respond(y, actions, np.random.default_rng(seed))
+    return learner.learn(X, actions, feedback, probs)
+
+
+def invalid_values(constraint):
+    if isinstance(constraint, Interval):
+        out = [float("nan"), "0.5"]
+        if constraint.low is not None:
+            out.append(constraint.low - 1.0)
+            if constraint.closed in ("neither", "right"):
+                out.append(constraint.low)
+        if constraint.high is not None:
+            out.append(constraint.high + 1.0)
+            if constraint.closed in ("neither", "left"):
+                out.append(constraint.high)
+        return out
+    if isinstance(constraint, Integer):
+        out = [1.5, "3"]
+        if constraint.low is not None:
+            out.append(constraint.low - 1)
+        if constraint.high is not None:
+            out.append(constraint.high + 1)
+        return out
+    if isinstance(constraint, AnySeed):
+        return [-1, 1.5, "0"]
+    if isinstance(constraint, Options):
+        return ["__not_an_option__"]
+    return []
+
+
+def all_constraints(cls):
+    c = dict(getattr(cls, "_base_constraints", {}))
+    c.update(cls._parameter_constraints)
+    return c
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_declares_test_params(cls):
+    assert cls._test_params, f"{cls.__name__} must declare _test_params for the check suite"
+    make(cls)._validate_params()
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_clone_has_same_params_and_no_state(cls):
+    learner = make(cls)
+    X, y, ch = problem(learner)
+    interact(learner, X, y, ch)
+    assert learner.is_fitted
+    twin = learner.clone()
+    assert twin is not learner
+    assert twin.get_params() == learner.get_params()
+    assert not twin.is_fitted and not hasattr(twin, "W_")
+    assert repr(twin) == repr(learner)
+    # set_params discards state and rejects unknown names
+    learner.set_params(**learner.get_params())
+    assert not learner.is_fitted
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        learner.set_params(not_a_parameter=1)
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_repr_round_trips(cls):
+    learner = make(cls)
+    rebuilt = eval(repr(learner), {n: getattr(nf, n) for n in nf.__all__})
+    assert rebuilt.get_params() == learner.get_params()
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_same_seed_same_results(cls):
+    a, b = make(cls), make(cls)
+    X, y, ch = problem(a)
+    ta = nf.simulate(a, X, y, ch, n_rounds=300, seed=3)
+    tb = nf.simulate(b, X, y, ch, n_rounds=300, seed=3)
+    assert ta == tb
+    np.testing.assert_array_equal(a.W_, b.W_)
+    c, d = make(cls), make(cls)
+    np.testing.assert_array_equal(interact(c, X, y, ch).W_, interact(d, X, y, ch).W_)
+    if "seed" in cls._get_param_names():  # the seed must matter, or the check proves nothing
+        e = make(cls, seed=12345)
+        nf.simulate(e, X, y, ch, n_rounds=300, seed=3)
+        assert not np.array_equal(a.W_, e.W_)
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_defaults_are_immutable_and_params_untouched(cls):
+    for p in inspect.signature(cls.__init__).parameters.values():
+        if p.default is not inspect.Parameter.empty:
+            assert p.default is None or isinstance(p.default, (bool, int, float, str, tuple)), p.name
+    learner = make(cls)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in learner.get_params().items()}
+    X, y, ch = problem(learner)
+    interact(learner, X, y, ch)
+    nf.simulate(learner, X, y, ch, n_rounds=100, seed=0)
+    after = learner.get_params()
+    assert before.keys() == after.keys()
+    for k in before:
+        assert np.array_equal(before[k], after[k]) if isinstance(before[k], np.ndarray) else before[k] == after[k]
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_predict_before_learning(cls):
+    learner = make(cls)
+    X, _, _ = problem(learner)
+    np.testing.assert_array_equal(learner.predict(X), np.zeros(X.shape[0], dtype=np.int64))
+    np.testing.assert_array_equal(learner.decision_function(X), np.zeros((X.shape[0], learner.n_classes)))
+    assert learner.predict(X).dtype == np.int64
+    actions, probs = learner.act(X)  # acting before learning works too
+    assert actions.shape == probs.shape == (X.shape[0],)
+    assert ((0 <= actions) & (actions < learner.n_classes)).all() and ((probs > 0) & (probs <= 1)).all()
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_learn_returns_self(cls):
+    learner = make(cls)
+    X, y, ch = problem(learner)
+    assert interact(learner, X, y, ch) is learner
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_save_load_round_trip(cls, tmp_path):
+    learner = make(cls)
+    X, y, ch = problem(learner)
+    nf.simulate(learner, X, y, ch, n_rounds=200, seed=1)
+    path = learner.save(tmp_path / "model.npz")
+    loaded = nf.load(path)
+    assert type(loaded) is cls and repr(loaded) == repr(learner)
+    assert loaded._learned_attributes() == learner._learned_attributes()
+    np.testing.assert_array_equal(loaded.W_, learner.W_)
+    assert cls.load(path).get_params() == learner.get_params()
+    # the random stream continues identically after loading
+    nf.simulate(learner, X, y, ch, n_rounds=200, seed=2)
+    nf.simulate(loaded, X, y, ch, n_rounds=200, seed=2)
+    np.testing.assert_array_equal(loaded.W_, learner.W_)
+    # no pickle inside
+    with np.load(path, allow_pickle=False) as data:
+        assert "__metadata__" in data.files
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_bad_parameters_are_rejected_naming_the_parameter(cls):
+    X, y, ch = problem(make(cls))
+    for name, constraint in all_constraints(cls).items():
+        for value in invalid_values(constraint):
+            learner = make(cls, **{name: value})
+            with pytest.raises((ValueError, TypeError), match=f"'{name}' parameter of {cls.__name__}"):
+                nf.simulate(learner, X, y, ch, n_rounds=5, seed=0)
+            with pytest.raises((ValueError, TypeError), match=f"'{name}'"):
+                learner.predict(X)
+
+
+@pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
+def test_bad_input_is_rejected_naming_the_row(cls):
+    learner = make(cls)
+    X, y, ch = problem(learner)
+    bad = X.copy()
+    bad[3, 1] = np.inf
+    for call in (learner.predict, learner.act, learner.decision_function):
+        with pytest.raises(ValueError, match="row 3"):
+            call(bad)
+    with pytest.raises(ValueError, match="2-D"):
+        learner.predict(X[0])
+    with pytest.raises(TypeError):
+        learner.predict(np.array([["a"] * X.shape[1]]))
+    actions, probs = learner.act(X)
+    feedback = ch.respond(y, actions, np.random.default_rng(0))
+    bad_actions = actions.copy()
+    bad_actions[5] = learner.n_classes
+    if learner.feedback_kind == "label":
+        with pytest.raises(ValueError, match="row 5"):
+            learner.learn(X, feedback=np.where(np.arange(len(y)) == 5, learner.n_classes, y))
+    else:
+        with pytest.raises(ValueError, match="row 5"):
+            learner.learn(X, bad_actions, feedback, probs)
+        bad_p = probs.copy()
+        bad_p[2] = 0.0
+        with pytest.raises(ValueError, match="row 2"):
+            learner.learn(X, actions, feedback, bad_p)
+        bad_f = feedback.copy()
+        bad_f[4] = 2
+        with pytest.raises(ValueError, match="row 4"):
+            learner.learn(X, actions, bad_f, probs)
+    with pytest.raises(ValueError, match="features"):
+        learner.predict(np.zeros((2, X.shape[1] + 1)))

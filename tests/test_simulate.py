@@ -1,0 +1,158 @@
+"""nf.simulate: determinism, equality with the plain-Python act/feedback/learn loop, learning."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import noisyfeedback as nf
+from conftest import JIT_DISABLED
+from noisyfeedback.simulate import round_order, simulation_streams
+
+ROUNDS = 3_000 if JIT_DISABLED else 100_000
+
+
+@pytest.fixture(scope="module")
+def synsep_data():
+    return nf.datasets.synsep(n_samples=20_000, seed=3)
+
+
+def python_loop(learner, X, y, channel, n_rounds, seed):
+    """The reference: public predict/act/respond/learn, one round at a time, in Python."""
+    rng_order, rng_feedback, _ = simulation_streams(seed)
+    order = round_order(X.shape[0], n_rounds, rng_order)
+    mistakes = np.empty(n_rounds, dtype=np.int64)
+    for t in range(n_rounds):
+        i = order[t]
+        x = X[i:i + 1]
+        mistakes[t] = learner.predict(x)[0] != y[i]
+        actions, propensities = learner.act(x)
+        feedback = channel.respond(y[i:i + 1], actions, rng_feedback)
+        learner.learn(x, actions, feedback, propensities)
+    return mistakes
+
+
+def test_acceptance_banditron_trace_is_deterministic_and_equals_python_loop(synsep_data):
+    X, y = synsep_data
+    make = lambda: nf.Banditron(9, gamma=0.1, seed=0)  # noqa: E731
+    channel = nf.feedback.NoisyBandit(0, 0)
+    t1 = nf.simulate(make(), X, y, feedback=channel, n_rounds=ROUNDS, seed=1)
+    t2 = nf.simulate(make(), X, y, feedback=channel, n_rounds=ROUNDS, seed=1)
+    assert t1 == t2
+    learner = make()
+    compiled = nf.simulate(learner, X, y, feedback=channel, n_rounds=ROUNDS, seed=1)
+    ref_learner = make()
+    mistakes = python_loop(ref_learner, X, y, channel, ROUNDS, seed=1)
+    assert compiled.mistakes == int(mistakes.sum())
+    cum = np.cumsum(mistakes)
+    np.testing.assert_array_equal(compiled.curve, cum[compiled.checkpoints - 1] / compiled.checkpoints)
+    np.testing.assert_array_equal(learner.W_, ref_learner.W_)  # bit for bit
+    assert learner.rng_.bit_generator.state == ref_learner.rng_.bit_generator.state
+
+
+@pytest.mark.parametrize(
+    "make,channel",
+    [
+        (lambda: nf.Banditron(9, gamma=0.2, seed=5), nf.feedback.NoisyBandit(0.2, 0.4)),
+        (lambda: nf.Perceptron(9), nf.feedback.FullLabel()),
+        (lambda: nf.Perceptron(9), nf.feedback.ConfusionNoise(np.full((9, 9), 0.05) + 0.55 * np.eye(9))),
+    ],
+)
+def test_compiled_loop_equals_python_loop_under_noise(synsep_data, make, channel):
+    X, y = synsep_data
+    X, y = X[:500], y[:500]
+    n = 2_000
+    learner, ref_learner = make(), make()
+    trace = nf.simulate(learner, X, y, channel, n_rounds=n, seed=7)
+    mistakes = python_loop(ref_learner, X, y, channel, n, seed=7)
+    assert trace.mistakes == int(mistakes.sum())
+    np.testing.assert_array_equal(learner.W_, ref_learner.W_)
+
+
+def test_dense_and_csr_give_identical_traces(synsep_data):
+    X, y = synsep_data
+    a, b = nf.Banditron(9, gamma=0.1, seed=0), nf.Banditron(9, gamma=0.1, seed=0)
+    ch = nf.feedback.NoisyBandit(0.1, 0.1)
+    t_dense = nf.simulate(a, X, y, ch, n_rounds=ROUNDS // 5, seed=2)
+    t_csr = nf.simulate(b, sp.csr_matrix(X), y, ch, n_rounds=ROUNDS // 5, seed=2)
+    assert t_dense == t_csr
+    np.testing.assert_array_equal(a.W_, b.W_)
+
+
+def test_rounds_pass_over_X_in_fresh_permutations():
+    rng_order, _, _ = simulation_streams(0)
+    order = round_order(10, 35, rng_order)
+    for k in range(3):
+        assert sorted(order[10 * k:10 * (k + 1)]) == list(range(10))
+    assert not np.array_equal(order[:10], order[10:20])
+    assert len(set(order[30:])) == 5
+
+
+def test_seed_none_learner_is_seeded_by_simulate(synsep_data):
+    X, y = synsep_data
+    ch = nf.feedback.NoisyBandit(0, 0)
+    t1 = nf.simulate(nf.Banditron(9, gamma=0.1), X, y, ch, n_rounds=2000, seed=4)
+    t2 = nf.simulate(nf.Banditron(9, gamma=0.1), X, y, ch, n_rounds=2000, seed=4)
+    t3 = nf.simulate(nf.Banditron(9, gamma=0.1), X, y, ch, n_rounds=2000, seed=5)
+    assert t1 == t2
+    assert t1 != t3
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="learning quality needs many rounds")
+def test_acceptance_learning_happens(synsep_data):
+    X, y = synsep_data
+    perceptron = nf.simulate(nf.Perceptron(9), X, y, nf.feedback.FullLabel(), n_rounds=100_000, seed=0)
+    assert perceptron.error_rate < 0.02
+    banditron = nf.simulate(nf.Banditron(9, gamma=0.05, seed=0), X, y, nf.feedback.NoisyBandit(0, 0),
+                            n_rounds=100_000, seed=0)
+    chance = 1 - 1 / 9
+    assert banditron.error_rate < 0.1 * chance
+    assert banditron.curve[-1] < banditron.curve[len(banditron.curve) // 2]  # still improving / flat
+
+
+def test_trace_curve_and_checkpoints(synsep_data):
+    X, y = synsep_data
+    t = nf.simulate(nf.Perceptron(9), X, y, nf.feedback.FullLabel(), n_rounds=1000, seed=0,
+                    checkpoints=np.array([10, 100, 1000]))
+    assert t.checkpoints.tolist() == [10, 100, 1000]
+    assert t.curve[-1] == t.error_rate == t.mistakes / 1000
+    assert t.wall_time >= 0 and t.rounds_per_second > 0
+    assert set(t.to_dict()) >= {"error_rate", "curve", "checkpoints", "seed", "n_rounds", "wall_time"}
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,words",
+    [
+        (dict(n_rounds=0), ValueError, "n_rounds"),
+        (dict(n_rounds=1.5), TypeError, "n_rounds"),
+        (dict(seed=-1), ValueError, "seed"),
+        (dict(feedback=nf.feedback.FullLabel()), TypeError, "bandit"),
+        (dict(feedback="clean"), TypeError, "feedback"),
+        (dict(checkpoints=np.array([5, 3])), ValueError, "checkpoints"),
+    ],
+)
+def test_simulate_rejects_bad_arguments(synsep_data, kwargs, exc, words):
+    X, y = synsep_data
+    args = dict(feedback=nf.feedback.NoisyBandit(0, 0), n_rounds=10, seed=0)
+    args.update(kwargs)
+    with pytest.raises(exc, match=words):
+        nf.simulate(nf.Banditron(9, gamma=0.1, seed=0), X[:50], y[:50], **args)
+
+
+def test_simulate_rejects_bad_data(synsep_data):
+    X, y = synsep_data
+    X, y = X[:50].copy(), y[:50].copy()
+    ch = nf.feedback.NoisyBandit(0, 0)
+    bad = X.copy()
+    bad[7, 3] = np.nan
+    with pytest.raises(ValueError, match="row 7"):
+        nf.simulate(nf.Banditron(9, seed=0), bad, y, ch, n_rounds=10)
+    y_bad = y.copy()
+    y_bad[4] = 9
+    with pytest.raises(ValueError, match="row 4"):
+        nf.simulate(nf.Banditron(9, seed=0), X, y_bad, ch, n_rounds=10)
+    with pytest.raises(TypeError, match="integer"):
+        nf.simulate(nf.Banditron(9, seed=0), X, y.astype(float), ch, n_rounds=10)
+    with pytest.raises(ValueError, match="entries"):
+        nf.simulate(nf.Banditron(9, seed=0), X, y[:-1], ch, n_rounds=10)
+    with pytest.raises(ValueError, match="2-D"):
+        nf.simulate(nf.Banditron(9, seed=0), X[0], y[:1], ch, n_rounds=10)
