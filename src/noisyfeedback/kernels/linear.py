@@ -23,12 +23,11 @@ def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
                 nnz += 1
     else:
         d = Xd.shape[1]
-        for j in range(d):
+        for j in range(d):  # branch-free compaction: write always, advance on non-zero
             v = Xd[i, j]
-            if v != 0.0:
-                idx[nnz] = j
-                val[nnz] = v
-                nnz += 1
+            idx[nnz] = j
+            val[nnz] = v
+            nnz += v != 0.0
     return nnz
 
 
