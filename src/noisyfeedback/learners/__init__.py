@@ -2,5 +2,6 @@
 
 from .bandit.banditron import Banditron
 from .bandit.perceptron import Perceptron
+from .bandit.rcnbf import RCNBF
 
-__all__ = ["Perceptron", "Banditron"]
+__all__ = ["Perceptron", "Banditron", "RCNBF"]
