@@ -49,3 +49,17 @@ def banditron_step(W, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0, h=(0.0, 1.
     U = -np.outer(np.eye(K)[yhat], x)
     U += np.outer(np.eye(K)[a], x) * (h[ft] / P[a])
     return W + U, yhat, a, P[a], ft
+
+
+def bpa_step(W, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0):
+    """One BPA round: ℓ = max(0, 1 + (1-2a) w_ỹ·x), w_ỹ += (2a-1) ℓ/‖x‖² x with a = f̃."""
+    K = W.shape[0]
+    yhat = greedy(W, x)
+    a = inverse_cdf(epsilon_greedy_probs(yhat, gamma, K), u)
+    ft = flip(int(a == y), u_feedback, rho0, rho1)
+    W = W.copy()
+    sq = x @ x
+    if sq > 0:
+        loss = max(0.0, 1 + (1 - 2 * ft) * (W[a] @ x))
+        W[a] += (2 * ft - 1) * loss / sq * x
+    return W, yhat, a, ft

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import reference as ref
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
-from noisyfeedback.kernels.banditron import banditron_act, banditron_learn, banditron_simulate
+from noisyfeedback.kernels.bandit import RULE_BANDITRON, RULE_BPA, bandit_act, bandit_learn, bandit_simulate
 from noisyfeedback.kernels.channels import confusion_label, flip
 from noisyfeedback.kernels.linear import (
     argmax_first,
@@ -147,7 +147,7 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
 
     W = np.zeros((K, 9))
     mistakes = np.empty(120, np.int8)
-    banditron_simulate(W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes)
+    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes)
 
     Wref = np.zeros((K, 9))
     mref = []
@@ -164,13 +164,13 @@ def test_banditron_act_then_learn_equals_simulate(rng):
     u_l, u_f = rng.random(30), rng.random(30)
     order = np.arange(30)
     W1 = np.zeros((4, 6))
-    banditron_simulate(W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8))
+    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8))
     W2 = np.zeros((4, 6))
     for i in range(30):
         a, p = np.empty(1, np.int64), np.empty(1)
-        banditron_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
+        bandit_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
         f = np.array([ref.flip(int(a[0] == y[i]), u_f[i], 0.0, 0.0)])
-        banditron_learn(W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0)
+        bandit_learn(RULE_BANDITRON, W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0)
     np.testing.assert_array_equal(W1, W2)
 
 
@@ -185,3 +185,22 @@ def test_perceptron_simulate_with_confusion_noise_uses_noisy_label(rng):
     for i in range(30):
         Wref, _ = ref.perceptron_step(Wref, X[i], ref.inverse_cdf(C[:, y[i]], u[i]))
     np.testing.assert_array_equal(W, Wref)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bpa_kernel_matches_reference(rng, sparse):
+    X = rng.normal(size=(40, 6)) * (rng.random((40, 6)) < 0.7)
+    X[3] = 0.0  # ‖x‖ = 0: no update
+    K, gamma = 4, 0.25
+    y = rng.integers(0, K, size=40)
+    order = np.concatenate([np.arange(40), rng.integers(0, 40, size=60)])
+    u_l, u_f = rng.random(100), rng.random(100)
+    W = np.zeros((K, 6))
+    m = np.empty(100, np.int8)
+    bandit_simulate(RULE_BPA, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
+                    0.1, 0.2, u_l, u_f, m)
+    Wref = np.zeros((K, 6))
+    for t, i in enumerate(order):
+        Wref, yhat, _, _ = ref.bpa_step(Wref, X[i], y[i], gamma, u_l[t], u_f[t], 0.1, 0.2)
+        assert m[t] == int(yhat != y[i])
+    np.testing.assert_allclose(W, Wref, rtol=1e-9, atol=1e-9)

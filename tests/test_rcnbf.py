@@ -6,8 +6,7 @@ import pytest
 import noisyfeedback as nf
 from conftest import JIT_DISABLED
 from tolerances import EXACT_ATOL, EXACT_RTOL
-from noisyfeedback.kernels.banditron import banditron_learn
-from noisyfeedback.kernels.linear import epsilon_greedy_draw
+from noisyfeedback.kernels.bandit import RULE_BANDITRON, bandit_learn
 from noisyfeedback.learners._linear import kernel_view
 
 SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2), (0.0, 0.7), (0.6, 0.1)]
@@ -43,7 +42,7 @@ def test_expected_update_equals_perceptron_update_by_enumeration(trial):
         for ft in (0, 1):  # ... and every observed feedback f̃
             p_ft = (1 - rho1 if ft else rho1) if f else (rho0 if ft else 1 - rho0)
             Wn = W.copy()
-            banditron_learn(Wn, *kernel_view(x[None]), np.array([a]), np.array([ft]), P[a:a + 1], h0, h1)
+            bandit_learn(RULE_BANDITRON, Wn, *kernel_view(x[None]), np.array([a]), np.array([ft]), P[a:a + 1], h0, h1)
             expected += P[a] * p_ft * (Wn - W)
     U = np.zeros_like(W)
     U[y] += x

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._validation import AnySeed, Interval
 from ...feedback import CODE_BANDIT
-from ...kernels.banditron import banditron_act, banditron_learn, banditron_simulate
+from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
 from .._linear import LinearClassifier, kernel_view
 
 
@@ -56,6 +56,8 @@ class Banditron(LinearClassifier):
         self.gamma = gamma
         self.seed = seed
 
+    _rule = RULE_BANDITRON
+
     def _h(self) -> tuple[float, float]:
         """Feedback estimate (h(0), h(1)); clean bandit feedback is used as is."""
         return 0.0, 1.0
@@ -66,7 +68,7 @@ class Banditron(LinearClassifier):
         u = self.rng_.random(X.shape[0] * self.draws_per_round)
         actions = np.empty(X.shape[0], dtype=np.int64)
         probs = np.empty(X.shape[0], dtype=np.float64)
-        banditron_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
+        bandit_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
         return actions, probs
 
     def learn(self, X, actions, feedback, propensities) -> "Banditron":
@@ -77,7 +79,7 @@ class Banditron(LinearClassifier):
         feedback = self._check_binary(feedback, n)
         propensities = self._check_propensities(propensities, n)
         h0, h1 = self._h()
-        banditron_learn(self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1)
+        bandit_learn(self._rule, self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1)
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
@@ -85,5 +87,5 @@ class Banditron(LinearClassifier):
         if code != CODE_BANDIT:
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()
-        banditron_simulate(self.W_, *kernel_view(X), y, order, float(self.gamma), h0, h1,
-                           rho0, rho1, u_learner, u_feedback, mistakes)
+        bandit_simulate(self._rule, self.W_, *kernel_view(X), y, order, float(self.gamma), h0, h1,
+                        rho0, rho1, u_learner, u_feedback, mistakes)
