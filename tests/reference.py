@@ -63,3 +63,34 @@ def bpa_step(W, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0):
         loss = max(0.0, 1 + (1 - 2 * ft) * (W[a] @ x))
         W[a] += (2 * ft - 1) * loss / sq * x
     return W, yhat, a, ft
+
+
+def soba_step(A, theta, cum, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0, diagonal=False):
+    """One SOBA round with explicit A (full (Kd, Kd) matrix, or its diagonal (Kd,)) and W = A⁻¹θ.
+
+    Returns (A, theta, cum, W before the round, ŷ).
+    """
+    K, d = theta.shape
+    th = theta.ravel()
+    W = (th / A if diagonal else np.linalg.solve(A, th)).reshape(K, d)
+    s = W @ x
+    yhat = int(np.argmax(s))
+    P = epsilon_greedy_probs(yhat, gamma, K)
+    a = inverse_cdf(P, u)
+    ft = flip(int(a == y), u_feedback, rho0, rho1)
+    A, theta = A.copy(), theta.copy()
+    if ft == 1:
+        others = s.copy()
+        others[a] = -np.inf
+        ybar = int(np.argmax(others))
+        g = np.zeros((K, d))
+        g[ybar] += x / P[a]
+        g[a] -= x / P[a]
+        z = np.sqrt(P[a]) * g.ravel()
+        Ainv_z = z / A if diagonal else np.linalg.solve(A, z)
+        m = ((W.ravel() @ z) ** 2 + 2 * (W.ravel() @ g.ravel())) / (1 + z @ Ainv_z)
+        if cum + m >= 0:
+            cum += m
+            A = A + z * z if diagonal else A + np.outer(z, z)
+            theta = theta - g
+    return A, theta, cum, W, yhat

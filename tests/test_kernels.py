@@ -24,6 +24,8 @@ from noisyfeedback.kernels.linear import (
 from noisyfeedback.kernels.perceptron import perceptron_learn, perceptron_simulate
 from noisyfeedback.learners._linear import kernel_view
 
+NO_STATE = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
+
 
 def _int_problem(rng, n=40, d=7, K=4, density=0.5):
     X = rng.integers(-3, 4, size=(n, d)).astype(float)
@@ -147,7 +149,7 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
 
     W = np.zeros((K, 9))
     mistakes = np.empty(120, np.int8)
-    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes)
+    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes, *NO_STATE)
 
     Wref = np.zeros((K, 9))
     mref = []
@@ -164,13 +166,13 @@ def test_banditron_act_then_learn_equals_simulate(rng):
     u_l, u_f = rng.random(30), rng.random(30)
     order = np.arange(30)
     W1 = np.zeros((4, 6))
-    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8))
+    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8), *NO_STATE)
     W2 = np.zeros((4, 6))
     for i in range(30):
         a, p = np.empty(1, np.int64), np.empty(1)
         bandit_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
         f = np.array([ref.flip(int(a[0] == y[i]), u_f[i], 0.0, 0.0)])
-        bandit_learn(RULE_BANDITRON, W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0)
+        bandit_learn(RULE_BANDITRON, W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0, *NO_STATE)
     np.testing.assert_array_equal(W1, W2)
 
 
@@ -198,9 +200,42 @@ def test_bpa_kernel_matches_reference(rng, sparse):
     W = np.zeros((K, 6))
     m = np.empty(100, np.int8)
     bandit_simulate(RULE_BPA, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
-                    0.1, 0.2, u_l, u_f, m)
+                    0.1, 0.2, u_l, u_f, m, *NO_STATE)
     Wref = np.zeros((K, 6))
     for t, i in enumerate(order):
         Wref, yhat, _, _ = ref.bpa_step(Wref, X[i], y[i], gamma, u_l[t], u_f[t], 0.1, 0.2)
         assert m[t] == int(yhat != y[i])
     np.testing.assert_allclose(W, Wref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
+    from noisyfeedback.kernels.bandit import RULE_SOBA_DIAG, RULE_SOBA_FULL
+
+    n, d, K, gamma, a = 30, 4, 3, 0.3, 0.7
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.8)
+    y = rng.integers(0, K, size=n)
+    order = np.concatenate([np.arange(n), rng.integers(0, n, size=90)])
+    u_l, u_f = rng.random(120), rng.random(120)
+    W = np.zeros((K, d))
+    theta = np.zeros((K, d))
+    A = np.full((K, d), a) if diagonal else np.eye(K * d) / a
+    cum = np.zeros(1)
+    m = np.empty(120, np.int8)
+    rule = RULE_SOBA_DIAG if diagonal else RULE_SOBA_FULL
+    bandit_simulate(rule, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
+                    0.1, 0.1, u_l, u_f, m, theta, A, cum)
+    Aref = np.full(K * d, a) if diagonal else a * np.eye(K * d)
+    th_ref, cum_ref = np.zeros((K, d)), 0.0
+    for t, i in enumerate(order):
+        Aref, th_ref, cum_ref, Wt, yhat = ref.soba_step(Aref, th_ref, cum_ref, X[i], y[i], gamma, u_l[t], u_f[t],
+                                                        0.1, 0.1, diagonal)
+        assert m[t] == int(yhat != y[i]), t
+    W_ref = (th_ref.ravel() / Aref if diagonal else np.linalg.solve(Aref, th_ref.ravel())).reshape(K, d)
+    np.testing.assert_allclose(W, W_ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(theta, th_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cum[0], cum_ref, rtol=1e-8)
+    A_expected = Aref.reshape(K, d) if diagonal else np.linalg.inv(Aref)
+    np.testing.assert_allclose(A, A_expected, rtol=1e-8, atol=1e-10)
+    assert cum_ref > 0 and (th_ref != 0).any()  # the run did update

@@ -42,7 +42,8 @@ def test_expected_update_equals_perceptron_update_by_enumeration(trial):
         for ft in (0, 1):  # ... and every observed feedback f̃
             p_ft = (1 - rho1 if ft else rho1) if f else (rho0 if ft else 1 - rho0)
             Wn = W.copy()
-            bandit_learn(RULE_BANDITRON, Wn, *kernel_view(x[None]), np.array([a]), np.array([ft]), P[a:a + 1], h0, h1)
+            bandit_learn(RULE_BANDITRON, Wn, *kernel_view(x[None]), np.array([a]), np.array([ft]), P[a:a + 1], h0, h1,
+                         np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
             expected += P[a] * p_ft * (Wn - W)
     U = np.zeros_like(W)
     U[y] += x

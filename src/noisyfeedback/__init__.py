@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 from . import datasets, feedback
 from .base import Learner, load
-from .learners import BPA, RCNBF, Banditron, Perceptron
+from .learners import BPA, RCNBF, SOBA, Banditron, Perceptron
 from .simulate import Trace, simulate
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "Banditron",
     "RCNBF",
     "BPA",
+    "SOBA",
 ]

@@ -1,4 +1,4 @@
-"""First-order bandit learners sharing ε-greedy exploration: Banditron, RCNBF and BPA.
+"""Bandit learners sharing ε-greedy exploration: Banditron, RCNBF, BPA and SOBA.
 
 P(r) = (1-γ)·1[r=ŷ] + γ/K; draw ỹ ~ P; observe f̃; then, by ``rule``:
 
@@ -6,6 +6,12 @@ P(r) = (1-γ)·1[r=ŷ] + γ/K; draw ỹ ~ P; observe f̃; then, by ``rule``:
   Banditron is h(0)=0, h(1)=1; RCNBF h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1).
 - RULE_BPA (bandit passive-aggressive, simple PAB): with a = f̃,
   ℓ = max(0, 1 + (1−2a)·w_ỹ·x) and w_ỹ += (2a−1)·ℓ/‖x‖²·x (no update when x = 0).
+- RULE_SOBA_FULL / RULE_SOBA_DIAG (second-order banditron, Beygelzimer et al. 2017):
+  see :func:`soba_update_row`. Extra state: ``theta`` (K, d), ``A`` (the inverse
+  A⁻¹, (Kd, Kd), for the full variant; the diagonal of A, (K, d), for the
+  diagonal one) and ``cum`` (1,) = Σ n_s m_s.
+
+Learners without extra state pass empty arrays for theta, A and cum.
 """
 
 import numpy as np
@@ -16,6 +22,8 @@ from .linear import add_row, argmax_first, epsilon_greedy_draw, fetch_row, row_s
 
 RULE_BANDITRON = 0
 RULE_BPA = 1
+RULE_SOBA_FULL = 2
+RULE_SOBA_DIAG = 3
 
 
 @njit(cache=True)
@@ -34,9 +42,76 @@ def bandit_act(W, Xd, indptr, indices, data, sparse, gamma, u, actions, probs):
 
 
 @njit(cache=True)
-def bandit_update_row(rule, W, idx, val, nnz, s, yhat, action, prob, ft, h0, h1):
+def soba_update_row(full, W, theta, A, cum, idx, val, nnz, s, label, prob):
+    """SOBA step after f̃ = 1 (the tried label ``label`` is taken as y), SPEC §4.7.
+
+    ȳ = argmax_{k≠y} s_k; g = (e_ȳ − e_y)⊗x / P(ỹ); z = √P(ỹ)·g;
+    m = (⟨W,z⟩² + 2⟨W,g⟩) / (1 + zᵀA⁻¹z); if Σ n_s m_s + m ≥ 0: A += zzᵀ, θ −= g.
+    W = A⁻¹θ is kept current: by Sherman–Morrison with v = A⁻¹z,
+    W ← W − v·(⟨W,z⟩ + 1/√P)/(1 + zᵀv) (full); W_i = θ_i / A_ii on z's support (diagonal).
+    """
+    K = W.shape[0]
+    d = W.shape[1]
+    ybar = 0 if label != 0 else 1
+    for k in range(K):
+        if k != label and s[k] > s[ybar]:
+            ybar = k
+    rp = np.sqrt(prob)
+    wz = (s[ybar] - s[label]) / rp
+    wg = (s[ybar] - s[label]) / prob
+    if full:
+        v = np.zeros(K * d)
+        ob = ybar * d
+        ol = label * d
+        for p in range(nnz):  # v = A⁻¹z, using the symmetry of A⁻¹ to read rows
+            j = idx[p]
+            c = val[p] / rp
+            for q in range(K * d):
+                v[q] += (A[ob + j, q] - A[ol + j, q]) * c
+        zv = 0.0
+        for p in range(nnz):
+            j = idx[p]
+            zv += (v[ob + j] - v[ol + j]) * val[p] / rp
+    else:
+        zv = 0.0
+        for p in range(nnz):
+            j = idx[p]
+            z2 = val[p] * val[p] / prob
+            zv += z2 / A[ybar, j] + z2 / A[label, j]
+    denom = 1.0 + zv
+    m = (wz * wz + 2.0 * wg) / denom
+    if cum[0] + m < 0.0:
+        return
+    cum[0] += m
+    for p in range(nnz):
+        j = idx[p]
+        theta[ybar, j] -= val[p] / prob
+        theta[label, j] += val[p] / prob
+    if full:
+        c = (wz + 1.0 / rp) / denom
+        for q in range(K * d):
+            W[q // d, q % d] -= v[q] * c
+        for q in range(K * d):
+            vq = v[q] / denom
+            for r in range(K * d):
+                A[q, r] -= vq * v[r]
+    else:
+        for p in range(nnz):
+            j = idx[p]
+            z2 = val[p] * val[p] / prob
+            A[ybar, j] += z2
+            A[label, j] += z2
+            W[ybar, j] = theta[ybar, j] / A[ybar, j]
+            W[label, j] = theta[label, j] / A[label, j]
+
+
+@njit(cache=True)
+def bandit_update_row(rule, W, idx, val, nnz, s, yhat, action, prob, ft, h0, h1, theta, A, cum):
     """One update given the scores s = W x computed before it."""
-    if rule == RULE_BANDITRON:
+    if rule == RULE_SOBA_FULL or rule == RULE_SOBA_DIAG:
+        if ft == 1:
+            soba_update_row(rule == RULE_SOBA_FULL, W, theta, A, cum, idx, val, nnz, s, action, prob)
+    elif rule == RULE_BANDITRON:
         h = h1 if ft == 1 else h0
         add_row(W, action, h / prob, idx, val, nnz)
         sub_row(W, yhat, idx, val, nnz)
@@ -52,7 +127,7 @@ def bandit_update_row(rule, W, idx, val, nnz, s, yhat, action, prob, ft, h0, h1)
 
 
 @njit(cache=True)
-def bandit_learn(rule, W, Xd, indptr, indices, data, sparse, actions, feedback, probs, h0, h1):
+def bandit_learn(rule, W, Xd, indptr, indices, data, sparse, actions, feedback, probs, h0, h1, theta, A, cum):
     d = W.shape[1]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -61,12 +136,12 @@ def bandit_learn(rule, W, Xd, indptr, indices, data, sparse, actions, feedback, 
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         row_scores(W, idx, val, nnz, s)
         yhat = argmax_first(s)
-        bandit_update_row(rule, W, idx, val, nnz, s, yhat, actions[i], probs[i], feedback[i], h0, h1)
+        bandit_update_row(rule, W, idx, val, nnz, s, yhat, actions[i], probs[i], feedback[i], h0, h1, theta, A, cum)
 
 
 @njit(cache=True)
 def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma, h0, h1,
-                    rho0, rho1, u_learner, u_feedback, mistakes):
+                    rho0, rho1, u_learner, u_feedback, mistakes, theta, A, cum):
     """Simulation loop under NoisyBandit(rho0, rho1) feedback."""
     d = W.shape[1]
     K = W.shape[0]
@@ -80,5 +155,5 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
         yhat = argmax_first(s)
         a, pa = epsilon_greedy_draw(yhat, gamma, K, u_learner[t])
         ft = flip(1 if a == y[i] else 0, u_feedback[t], rho0, rho1)
-        bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1)
+        bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1, theta, A, cum)
         mistakes[t] = 1 if yhat != y[i] else 0

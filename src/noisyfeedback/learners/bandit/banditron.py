@@ -57,6 +57,11 @@ class Banditron(LinearClassifier):
         self.seed = seed
 
     _rule = RULE_BANDITRON
+    _NO_STATE = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
+
+    def _extra_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(theta, A, cum) for learners with second-order state; empty here."""
+        return self._NO_STATE
 
     def _h(self) -> tuple[float, float]:
         """Feedback estimate (h(0), h(1)); clean bandit feedback is used as is."""
@@ -79,7 +84,8 @@ class Banditron(LinearClassifier):
         feedback = self._check_binary(feedback, n)
         propensities = self._check_propensities(propensities, n)
         h0, h1 = self._h()
-        bandit_learn(self._rule, self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1)
+        bandit_learn(self._rule, self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1,
+                     *self._extra_state())
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
@@ -88,4 +94,4 @@ class Banditron(LinearClassifier):
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()
         bandit_simulate(self._rule, self.W_, *kernel_view(X), y, order, float(self.gamma), h0, h1,
-                        rho0, rho1, u_learner, u_feedback, mistakes)
+                        rho0, rho1, u_learner, u_feedback, mistakes, *self._extra_state())
