@@ -24,7 +24,8 @@ from noisyfeedback.kernels.linear import (
 from noisyfeedback.kernels.perceptron import perceptron_learn, perceptron_simulate
 from noisyfeedback.learners._linear import kernel_view
 
-NO_STATE = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
+NO_STATE = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
+NO_STATE_LEARN = NO_STATE[:3]
 
 
 def _int_problem(rng, n=40, d=7, K=4, density=0.5):
@@ -172,7 +173,7 @@ def test_banditron_act_then_learn_equals_simulate(rng):
         a, p = np.empty(1, np.int64), np.empty(1)
         bandit_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
         f = np.array([ref.flip(int(a[0] == y[i]), u_f[i], 0.0, 0.0)])
-        bandit_learn(RULE_BANDITRON, W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0, *NO_STATE)
+        bandit_learn(RULE_BANDITRON, W2, *kernel_view(X[i:i + 1]), a, f, p, 0.0, 1.0, *NO_STATE_LEARN)
     np.testing.assert_array_equal(W1, W2)
 
 
@@ -225,7 +226,7 @@ def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
     m = np.empty(120, np.int8)
     rule = RULE_SOBA_DIAG if diagonal else RULE_SOBA_FULL
     bandit_simulate(rule, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
-                    0.1, 0.1, u_l, u_f, m, theta, A, cum)
+                    0.1, 0.1, u_l, u_f, m, theta, A, cum, *NO_STATE[3:])
     Aref = np.full(K * d, a) if diagonal else a * np.eye(K * d)
     th_ref, cum_ref = np.zeros((K, d)), 0.0
     for t, i in enumerate(order):

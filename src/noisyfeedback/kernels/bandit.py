@@ -141,8 +141,13 @@ def bandit_learn(rule, W, Xd, indptr, indices, data, sparse, actions, feedback, 
 
 @njit(cache=True)
 def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma, h0, h1,
-                    rho0, rho1, u_learner, u_feedback, mistakes, theta, A, cum):
-    """Simulation loop under NoisyBandit(rho0, rho1) feedback."""
+                    rho0, rho1, u_learner, u_feedback, mistakes, theta, A, cum, out_actions, out_feedback):
+    """Simulation loop under NoisyBandit(rho0, rho1) feedback.
+
+    When ``out_actions`` is non-empty, the actions ỹ and feedback f̃ of every round are written to
+    ``out_actions`` / ``out_feedback`` (learners that keep their interactions, e.g. RCINE).
+    """
+    record = out_actions.shape[0] > 0
     d = W.shape[1]
     K = W.shape[0]
     idx = np.empty(d, np.int64)
@@ -157,3 +162,6 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
         ft = flip(1 if a == y[i] else 0, u_feedback[t], rho0, rho1)
         bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1, theta, A, cum)
         mistakes[t] = 1 if yhat != y[i] else 0
+        if record:
+            out_actions[t] = a
+            out_feedback[t] = ft

@@ -58,6 +58,7 @@ class Banditron(LinearClassifier):
 
     _rule = RULE_BANDITRON
     _NO_STATE = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
+    _NO_RECORD = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
     def _extra_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(theta, A, cum) for learners with second-order state; empty here."""
@@ -94,4 +95,5 @@ class Banditron(LinearClassifier):
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()
         bandit_simulate(self._rule, self.W_, *kernel_view(X), y, order, float(self.gamma), h0, h1,
-                        rho0, rho1, u_learner, u_feedback, mistakes, *self._extra_state())
+                        rho0, rho1, u_learner, u_feedback, mistakes, *self._extra_state(),
+                        *self._NO_RECORD)

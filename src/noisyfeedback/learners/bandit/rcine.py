@@ -1,0 +1,138 @@
+"""RCINE: RCNBF with implicit noise-rate estimation (Agarwal & Manwani 2021, Algorithm 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._validation import AnySeed, Integer, Interval
+from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
+from .._linear import kernel_view
+from .rcnbf import RCNBF
+
+
+class RCINE(RCNBF):
+    """RCNBF that estimates its flip rates from its own interactions (SPEC §4.4).
+
+    Starts with ρ̂0 = ρ̂1 = 0, keeps the last ``n_s`` tuples (x, ỹ, f̃) and every
+    ``n_s`` rounds re-estimates (ρ̂0, ρ̂1) with
+    :func:`noisyfeedback.noise.estimate_flip_rates` (``estimator`` names the
+    method), then continues as RCNBF with the new estimates. Estimation runs
+    synchronously at rounds n_s, 2·n_s, ..., with a seed derived from the
+    learner's, so results are deterministic for a fixed seed. The estimates
+    are recorded in ``rho_history_`` (round, ρ̂0, ρ̂1).
+
+    Parameters
+    ----------
+    n_classes : int
+    gamma : float in (0, 1)
+    n_s : int >= 10
+        Rounds between estimates, and size of the buffer they use.
+    estimator : str
+        Method of ``estimate_flip_rates``.
+    seed : int, SeedSequence or None
+
+    References
+    ----------
+    .. [1] Agarwal, M. & Manwani, N. (2021). Learning multiclass classifier under
+       noisy bandit feedback. PAKDD.
+    """
+
+    _parameter_constraints = {
+        "gamma": Interval(0, 1, closed="neither"),
+        "n_s": Integer(10),
+        "seed": AnySeed(),
+    }
+    _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 40, "estimator": "moments", "seed": 0}
+
+    def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "moments",
+                 seed: int | None = None):
+        self.n_classes = n_classes
+        self.gamma = gamma
+        self.n_s = n_s
+        self.estimator = estimator
+        self.seed = seed
+
+    def _check_params(self) -> None:
+        from ...noise import METHODS
+
+        if self.estimator not in METHODS:
+            raise ValueError(
+                f"The 'estimator' parameter of RCINE must be one of {sorted(METHODS)}. Got {self.estimator!r} instead."
+            )
+
+    def _init_state(self, n_features, seed_fallback=None):
+        fresh = not hasattr(self, "W_")
+        super()._init_state(n_features, seed_fallback)
+        if fresh:
+            self.rho0_ = 0.0
+            self.rho1_ = 0.0
+            self.t_ = 0
+            src = self.seed if self.seed is not None else seed_fallback
+            ss = src if isinstance(src, np.random.SeedSequence) else np.random.SeedSequence(src)
+            self.estimator_seed_ = int(ss.generate_state(1, np.uint32)[0])
+            self.rho_history_ = np.zeros((0, 3))
+            self.buffer_X_ = np.zeros((0, n_features))
+            self.buffer_actions_ = np.zeros(0, np.int64)
+            self.buffer_feedback_ = np.zeros(0, np.int64)
+
+    def _h(self) -> tuple[float, float]:
+        return self._estimate(self.rho0_, self.rho1_)
+
+    # ------------------------------------------------------------------
+    def _remember(self, X, actions, feedback) -> None:
+        """Append tuples to the buffer of the last n_s rounds."""
+        Xb = X.toarray() if sp.issparse(X) else X
+        self.buffer_X_ = np.concatenate([self.buffer_X_, Xb])[-self.n_s:]
+        self.buffer_actions_ = np.concatenate([self.buffer_actions_, actions])[-self.n_s:]
+        self.buffer_feedback_ = np.concatenate([self.buffer_feedback_, feedback])[-self.n_s:]
+        self.t_ += X.shape[0]
+        if self.t_ % self.n_s == 0:
+            self._reestimate()
+
+    def _reestimate(self) -> None:
+        from ...noise import estimate_flip_rates
+
+        seed = np.random.SeedSequence([self.estimator_seed_, self.t_])
+        rho0, rho1 = estimate_flip_rates(self.buffer_X_, self.buffer_actions_, self.buffer_feedback_,
+                                         self.n_classes, method=self.estimator, seed=seed)
+        self.rho0_, self.rho1_ = float(rho0), float(rho1)
+        self.rho_history_ = np.vstack([self.rho_history_, [[self.t_, self.rho0_, self.rho1_]]])
+
+    def _segments(self, n: int):
+        """Split n rounds at the next estimation boundaries (multiples of n_s)."""
+        start = 0
+        while start < n:
+            stop = min(n, start + self.n_s - (self.t_ + start) % self.n_s)
+            yield start, stop
+            start = stop
+
+    def learn(self, X, actions, feedback, propensities) -> "RCINE":
+        X = self._check_X(X, fitting=True)
+        n = X.shape[0]
+        actions = self._check_actions(actions, n)
+        feedback = self._check_binary(feedback, n)
+        propensities = self._check_propensities(propensities, n)
+        for a, b in list(self._segments(n)):
+            h0, h1 = self._h()
+            Xs = X[a:b]
+            bandit_learn(RULE_BANDITRON, self.W_, *kernel_view(Xs), actions[a:b], feedback[a:b],
+                         propensities[a:b], h0, h1, *self._NO_STATE)
+            self._remember(Xs, actions[a:b], feedback[a:b])
+        return self
+
+    def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
+        from ...feedback import CODE_BANDIT
+
+        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        if code != CODE_BANDIT:
+            raise TypeError(f"RCINE learns from bandit feedback; got {feedback!r}.")
+        for a, b in list(self._segments(order.shape[0])):
+            h0, h1 = self._h()
+            rows = order[a:b]
+            actions = np.empty(b - a, np.int64)
+            fb = np.empty(b - a, np.int64)
+            bandit_simulate(RULE_BANDITRON, self.W_, *kernel_view(X), y, rows, float(self.gamma), h0, h1,
+                            rho0, rho1, u_learner[a:b], u_feedback[a:b], mistakes[a:b], *self._NO_STATE,
+                            actions, fb)
+            self._remember(X[rows], actions, fb)
