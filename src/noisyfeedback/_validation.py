@@ -171,11 +171,11 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
             pos = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
             raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
-        data, indices, indptr = X.data, X.indices, X.indptr
-        if indices.dtype != np.int64 or indptr.dtype != np.int64:
-            X = sp.csr_matrix(
-                (data, indices.astype(np.int64), indptr.astype(np.int64)), shape=X.shape
-            )
+        if X.indices.dtype != np.int64 or X.indptr.dtype != np.int64:
+            # the kernels are compiled for int64 indices; scipy's constructor would shrink them back
+            X = X.copy()
+            X.indices = X.indices.astype(np.int64)
+            X.indptr = X.indptr.astype(np.int64)
     else:
         arr = np.asarray(X)
         if arr.dtype == object or not (

@@ -105,7 +105,7 @@ class NoisyBandit(FeedbackChannel):
     NoisyBandit(rho0=0.2, rho1=0.4)
     >>> import numpy as np
     >>> ch.respond(np.array([1, 1, 2]), np.array([1, 0, 2]), np.random.default_rng(0))
-    array([1, 0, 1])
+    array([1, 0, 0])
     """
 
     kind = "bandit"

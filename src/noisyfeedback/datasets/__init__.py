@@ -1,5 +1,59 @@
-"""Datasets: seeded generators, scikit-learn bundled sets, file loaders and a catalog."""
+"""Datasets: seeded generators, scikit-learn bundled sets, file loaders and a catalog.
 
+Every function returns ``(X, y)``: X float64 2-D (dense C-contiguous ndarray, or
+scipy.sparse CSR for LIBSVM data), y int64 class labels 0..K-1.
+
+- :func:`load` — any data set by name or file path (the entry point; see its docstring
+  for splits, ``normalize`` and data directories), :func:`catalog` — what is known and
+  what is available, :func:`data_dirs` / :func:`locate` — where files are looked for.
+- generators (SPEC §5): :func:`synsep`, :func:`synnonsep`.
+- bundled with scikit-learn: :func:`iris`, :func:`digits`, :func:`wine`, :func:`breast_cancer`.
+- file loaders: :func:`load_idx` (MNIST/Fashion-MNIST, pixels / 255), :func:`read_idx`,
+  :func:`load_usps` (usps.h5, needs h5py), :func:`load_letter` (UCI letter),
+  :func:`load_libsvm` (sparse CSR), :func:`load_npz`, :func:`load_csv`, :func:`load_parquet`.
+- :func:`normalize_rows` — unit-L2 rows, dense or CSR.
+
+>>> import noisyfeedback as nf
+>>> X, y = nf.datasets.load("digits")
+>>> X.shape, X.dtype.name, X.flags.c_contiguous, y.dtype.name, int(y.max())
+((1797, 64), 'float64', True, 'int64', 9)
+"""
+
+from ._common import normalize_rows
+from .bundled import breast_cancer, digits, iris, wine
 from .generators import synnonsep, synsep
+from .loaders import (
+    load_csv,
+    load_idx,
+    load_letter,
+    load_libsvm,
+    load_npz,
+    load_parquet,
+    load_usps,
+    read_idx,
+)
+from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
-__all__ = ["synsep", "synnonsep"]
+__all__ = [
+    "load",
+    "catalog",
+    "data_dirs",
+    "locate",
+    "known_names",
+    "ENV_VAR",
+    "synsep",
+    "synnonsep",
+    "iris",
+    "digits",
+    "wine",
+    "breast_cancer",
+    "read_idx",
+    "load_idx",
+    "load_usps",
+    "load_letter",
+    "load_libsvm",
+    "load_npz",
+    "load_csv",
+    "load_parquet",
+    "normalize_rows",
+]

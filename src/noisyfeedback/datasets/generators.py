@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import AnySeed, Integer, check_param
 from ..base import make_rng
+from ._common import _normalize_inplace
 
 __all__ = ["synsep", "synnonsep"]
 
@@ -40,7 +41,19 @@ def synsep(n_samples: int = 100_000, seed: int | None = 0, normalize: bool = Fal
 
 
 def synnonsep(n_samples: int = 100_000, seed: int | None = 0, normalize: bool = False):
-    """SynNonSep: SynSep with exactly 5 % of the examples relabelled to a random other class."""
+    """SynNonSep: SynSep with exactly 5 % of the examples relabelled to a random other class.
+
+    For the same ``n_samples`` and ``seed``, X (and the clean labels) are exactly
+    those of :func:`synsep`; then ``round(0.05 * n_samples)`` distinct rows, drawn
+    uniformly, get a label drawn uniformly from the 8 other classes.
+
+    Returns ``(X, y)``: X float64 (n_samples, 400), y int64 in 0..8.
+
+    >>> X, y = synnonsep(n_samples=1000, seed=1)
+    >>> X0, y0 = synsep(n_samples=1000, seed=1)
+    >>> bool((X == X0).all()), int((y != y0).sum())
+    (True, 50)
+    """
     return _generate(n_samples, seed, normalize, noise_fraction=0.05, name="synnonsep")
 
 
@@ -63,5 +76,5 @@ def _generate(n_samples, seed, normalize, noise_fraction, name):
         shift = rng.integers(1, _N_CLASSES, size=n_flip)
         y[rows] = (y[rows] + shift) % _N_CLASSES
     if normalize:
-        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        _normalize_inplace(X)
     return X, y
