@@ -198,10 +198,18 @@ def simulate(
 
     # JIT warm-up on zero rounds (compiles for these argument types; changes nothing)
     empty = np.zeros(0, dtype=np.int64)
-    learner._simulate_chunk(X, y, empty, np.zeros(0), feedback, np.zeros(0), np.zeros(0, np.int8))
+    extra_names = tuple(getattr(learner, "extra_metrics", ()))
+
+    def extras_for(a: int, b: int) -> dict:
+        return {"extras": {name: extras[name][a:b] for name in extra_names}} if extra_names else {}
+
+    extras = {name: np.empty(0) for name in extra_names}
+    learner._simulate_chunk(X, y, empty, np.zeros(0), feedback, np.zeros(0), np.zeros(0, np.int8),
+                            **extras_for(0, 0))
 
     order = RoundOrder(X.shape[0], rng_order)
     mistakes = np.empty(n_rounds, dtype=np.int8)
+    extras = {name: np.empty(n_rounds, dtype=np.float64) for name in extra_names}
     rng_learner = getattr(learner, "rng_", None)
     start = time.perf_counter()
     done = 0
@@ -210,7 +218,8 @@ def simulate(
         rows = order.take(k)
         u_learner = rng_learner.random(k * k_learner) if k_learner else np.zeros(0)
         u_feedback = rng_feedback.random(k * k_feedback) if k_feedback else np.zeros(0)
-        learner._simulate_chunk(X, y, rows, u_learner, feedback, u_feedback, mistakes[done:done + k])
+        learner._simulate_chunk(X, y, rows, u_learner, feedback, u_feedback, mistakes[done:done + k],
+                                **extras_for(done, done + k))
         done += k
         if progress is not None:
             progress(done)
@@ -218,6 +227,11 @@ def simulate(
 
     cum = np.cumsum(mistakes, dtype=np.int64)
     total = int(cum[-1])
+    metrics = {}
+    for name, values in extras.items():  # per-round metrics a learner reports (e.g. set misses)
+        c = np.cumsum(values)
+        metrics[f"{name}_rate"] = float(c[-1] / n_rounds)
+        metrics[f"{name}_curve"] = c[cps - 1] / cps
     return Trace(
         learner=repr(learner),
         feedback=repr(feedback),
@@ -228,4 +242,5 @@ def simulate(
         checkpoints=cps,
         curve=cum[cps - 1] / cps,
         wall_time=wall,
+        metrics=metrics,
     )

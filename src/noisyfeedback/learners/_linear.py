@@ -31,7 +31,9 @@ class LinearClassifier(Learner):
 
     #: uniforms drawn from ``rng_`` per round by ``act`` (and the compiled loop)
     draws_per_round: ClassVar[int] = 0
-    #: feedback channel classes this learner can be simulated with
+    #: names of extra per-round metrics the compiled loop writes (``extras[name][t]``);
+    #: ``simulate`` reports ``<name>_rate`` and ``<name>_curve`` in ``Trace.metrics``
+    extra_metrics: ClassVar[tuple[str, ...]] = ()
     _base_constraints: ClassVar[dict[str, Any]] = {"n_classes": Integer(2)}
 
     def _validate_params(self) -> None:
@@ -107,5 +109,6 @@ class LinearClassifier(Learner):
         return np.ascontiguousarray(p)
 
     # ------------------------------------------------------------ simulate
-    def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes) -> None:
+    def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None) -> None:
+        """Run rounds ``order`` in the compiled loop, writing ``mistakes[t]`` (and ``extras``)."""
         raise NotImplementedError
