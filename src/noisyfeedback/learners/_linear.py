@@ -48,7 +48,8 @@ class LinearClassifier(Learner):
         """Create W_ (zeros) and rng_ if absent; rng_ is seeded by ``seed`` or, if None, the fallback."""
         if not hasattr(self, "W_"):
             self._validate_params()
-            self.W_ = np.zeros((self.n_classes, n_features), dtype=np.float64)
+            # Fortran order: the K scores of one feature are adjacent, which the kernels read together
+            self.W_ = np.zeros((self.n_classes, n_features), dtype=np.float64, order="F")
         if self.draws_per_round and not hasattr(self, "rng_"):
             seed = getattr(self, "seed", None)
             self.rng_ = make_rng(seed if seed is not None else seed_fallback)
