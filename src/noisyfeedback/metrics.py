@@ -57,7 +57,7 @@ def damage_ratio(e1: float, e2: float, e3: float) -> float:
     corrupted labels, e3: the robust learner on the corrupted labels. Below 1,
     the robust learner undid part of the damage.
 
-    >>> damage_ratio(0.1, 0.3, 0.15)
+    >>> damage_ratio(0.125, 0.375, 0.1875)
     0.25
     """
     denom = e2 - e1
