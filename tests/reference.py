@@ -94,3 +94,88 @@ def soba_step(A, theta, cum, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0, dia
             A = A + z * z if diagonal else A + np.outer(z, z)
             theta = theta - g
     return A, theta, cum, W, yhat
+
+
+# ---------------------------------------------------------------------------
+# Diluted (set) feedback: MC-SLP and MC-DBF (Batra & Manwani 2021), SPEC §4.8-4.9.
+# Twins of noisyfeedback/kernels/diluted.py, obvious rather than fast.
+# ---------------------------------------------------------------------------
+
+def top_m(s: np.ndarray, m: int) -> list[int]:
+    """The m largest scores' labels in rank order; equal scores lowest label first."""
+    return sorted(range(s.shape[0]), key=lambda r: (-s[r], r))[:m]
+
+
+def dbf_probs(top: list[int], gamma: float, K: int) -> np.ndarray:
+    """P(r) = (1-γ)/m·1[r∈Ŷ] + γ/K."""
+    m = len(top)
+    P = np.full(K, gamma / K)
+    P[list(top)] += (1.0 - gamma) / m
+    return P
+
+
+def draw_set(P: np.ndarray, us) -> list[int]:
+    """Successive sampling without replacement ∝ P, one uniform per draw, inverse CDF over the
+    remaining labels in increasing order (m = 1: Banditron's inverse CDF). Returns the set, sorted."""
+    if len(us) == 1:
+        return [inverse_cdf(P, us[0])]
+    drawn: list[int] = []
+    for u in us:
+        remaining = [r for r in range(P.shape[0]) if r not in drawn]
+        cum = np.cumsum(P[remaining])
+        j = min(int(np.searchsorted(cum, u * cum[-1], side="right")), len(remaining) - 1)
+        drawn.append(remaining[j])
+    return sorted(drawn)
+
+
+def set_probability(A, P: np.ndarray) -> float:
+    """Z(A) by brute force: the sum over A's m! orders of Π_t P(b_t) / (mass not yet drawn)."""
+    from itertools import permutations
+
+    total = 0.0
+    for order in permutations(A):
+        prob = 1.0
+        for t, b in enumerate(order):
+            rest = sum(P[r] for r in range(P.shape[0]) if r not in order[:t])
+            prob *= P[b] / rest
+        total += prob
+    return total
+
+
+def dbf_taus(K: int, m: int) -> tuple[float, float]:
+    from math import comb
+
+    return float(comb(K - 2, m - 1)), (m - 1) / (K - m)
+
+
+def mcdbf_update(W, x, top, A, Z, h):
+    """W + Ũ with Ũ[r] = (h·1[r∈A]/(Z·τ1) − 1[r∈Ŷ]/m − τ2)·x."""
+    K, m = W.shape[0], len(top)
+    tau1, tau2 = dbf_taus(K, m)
+    c = np.full(K, -tau2)
+    c[list(top)] -= 1.0 / m
+    c[list(A)] += h / (Z * tau1)
+    return W + np.outer(c, x)
+
+
+def mcdbf_step(W, x, y, m, gamma, us, u_feedback, rho0=0.0, rho1=0.0):
+    """One MC-DBF round. Returns (new W, ŷ, Ỹ, Z(Ỹ), f̃, 1[y ∉ Ŷ])."""
+    K = W.shape[0]
+    top = top_m(W @ x, m)
+    P = dbf_probs(top, gamma, K)
+    A = draw_set(P, us)
+    Z = set_probability(A, P)
+    ft = flip(int(y in A), u_feedback, rho0, rho1)
+    beta = 1.0 - rho0 - rho1
+    h = (ft - rho0) / beta
+    return mcdbf_update(W, x, top, A, Z, h), top[0], A, Z, ft, int(y not in top)
+
+
+def mcslp_step(W, x, label, m):
+    """One MC-SLP round: W + (e_ℓ − 1[r∈Ŷ]/m) ⊗ x. Returns (new W, Ŷ)."""
+    K = W.shape[0]
+    top = top_m(W @ x, m)
+    c = np.zeros(K)
+    c[label] += 1.0
+    c[top] -= 1.0 / m
+    return W + np.outer(c, x), top

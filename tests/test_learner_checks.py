@@ -39,7 +39,8 @@ def problem(learner, n=60, seed=0):
     protos = rng.normal(size=(K, d))
     y = rng.integers(0, K, size=n)
     X = protos[y] + 0.3 * rng.normal(size=(n, d))
-    channel = {"label": nf.feedback.FullLabel(), "bandit": nf.feedback.NoisyBandit(0.1, 0.1)}[learner.feedback_kind]
+    channel = {"label": nf.feedback.FullLabel(), "bandit": nf.feedback.NoisyBandit(0.1, 0.1),
+               "set": nf.feedback.Diluted(getattr(learner, "m", 1), 0.1, 0.1)}[learner.feedback_kind]
     return X, y, channel
 
 
@@ -153,7 +154,9 @@ def test_predict_before_learning(cls):
     np.testing.assert_array_equal(learner.decision_function(X), np.zeros((X.shape[0], learner.n_classes)))
     assert learner.predict(X).dtype == np.int64
     actions, probs = learner.act(X)  # acting before learning works too
-    assert actions.shape == probs.shape == (X.shape[0],)
+    # set learners propose m labels a row (with the probability of the set)
+    shape = (X.shape[0], learner.m) if learner.feedback_kind == "set" else (X.shape[0],)
+    assert actions.shape == shape and probs.shape == (X.shape[0],)
     assert ((0 <= actions) & (actions < learner.n_classes)).all() and ((probs > 0) & (probs <= 1)).all()
 
 

@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 from . import datasets, feedback
 from .base import Learner, load
 from .learners import BPA, RCNBF, SOBA, Banditron, Perceptron
+from .learners import MCDBF, MCSLP
 from .simulate import Trace, simulate
 
 __all__ = [
@@ -28,4 +29,6 @@ __all__ = [
     "RCNBF",
     "BPA",
     "SOBA",
+    "MCSLP",
+    "MCDBF",
 ]

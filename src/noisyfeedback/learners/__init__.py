@@ -5,5 +5,7 @@ from .bandit.bpa import BPA
 from .bandit.perceptron import Perceptron
 from .bandit.soba import SOBA
 from .bandit.rcnbf import RCNBF
+from .diluted.mcdbf import MCDBF
+from .diluted.mcslp import MCSLP
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA"]
+__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF"]
