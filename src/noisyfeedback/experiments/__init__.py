@@ -1,0 +1,57 @@
+"""Experiments: declarative sweeps (TOML configs), resumable runs on one machine or a Dask cluster,
+results tables, plots, and the ``reproduce`` recipes.
+
+For the command line (thin wrappers call these):
+
+- :func:`run_config` (``noisyfeedback run CONFIG.toml [-j N] [--scheduler tcp://H:P] [--out DIR]``)
+  → path of ``results.parquet``;
+- :func:`validate_config` (a dry run: check everything, count tasks) → a Plan (``describe_plan(plan)``);
+- :func:`plot_results` (``noisyfeedback plot results.parquet [--out DIR]``) → list of PNG paths;
+- :func:`reproduce` (``noisyfeedback reproduce NAME [--quick] [--data-dir D] [--out DIR] [-j N]``)
+  → path of the report's ``index.html``; :func:`recipe_names` lists the NAMEs.
+
+In code: :func:`run_experiment` takes a path, a dict or an :class:`ExperimentConfig`;
+:func:`read_results` reads a results table; :mod:`.figures` turns it into figures and
+tables; :func:`register_recipe` adds a reproduction. See :mod:`.config` for the schema
+and ``examples/`` for configs.
+
+>>> from noisyfeedback.experiments import parse_config, build_plan
+>>> cfg = parse_config({"n_rounds": 100, "seeds": 2, "datasets": [{"name": "synsep", "n_samples": 50}],
+...                     "channels": [{"name": "NoisyBandit", "params": {"rho0": [0.0, 0.2], "rho1": [0.0, 0.4]},
+...                                   "zip": [["rho0", "rho1"]]}],
+...                     "learners": [{"name": "Banditron", "params": {"gamma": [0.05, 0.1]}}]})
+>>> build_plan(cfg).n_tasks
+8
+"""
+
+from . import figures
+from .config import ConfigError, ExperimentConfig, load_config, parse_config
+from .figures import plot_results
+from .plan import Plan, build_plan, describe_plan
+from .recipes import RecipeError, recipe_names, register_recipe, reproduce
+from .runner import new_progress, run_config, run_experiment, validate_config
+from .store import read_results
+from .tasks import register_task_kind, run_task
+
+__all__ = [
+    "run_config",
+    "run_experiment",
+    "validate_config",
+    "plot_results",
+    "reproduce",
+    "register_recipe",
+    "recipe_names",
+    "RecipeError",
+    "read_results",
+    "load_config",
+    "parse_config",
+    "build_plan",
+    "describe_plan",
+    "Plan",
+    "ExperimentConfig",
+    "ConfigError",
+    "new_progress",
+    "register_task_kind",
+    "run_task",
+    "figures",
+]

@@ -1,0 +1,264 @@
+"""Figures and tables from a results table: pure functions returning matplotlib Figures / DataFrames.
+
+- :func:`learning_curve_figures` — per (dataset, channel): cumulative error vs rounds, log-log,
+  mean over seeds with a band (drawn by :func:`noisyfeedback.plots.learning_curves`);
+- :func:`sweep_figure` / :func:`sweep_figures` — final metric vs a parameter (e.g. the γ grid),
+  mean ± std over seeds, one line per learner;
+- :func:`summary_table`, :func:`bar_figure` — final metric per configuration (mean ± std);
+- :func:`selection_table` — chosen values of a ``[selection]`` run;
+- :func:`plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs.
+
+Nothing here uses pyplot's global state (figures are :class:`matplotlib.figure.Figure`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .plan import param_text
+from .store import atomic_path, read_results
+
+__all__ = [
+    "label_rows",
+    "learning_curve_figures",
+    "sweep_figure",
+    "sweep_figures",
+    "summary_table",
+    "bar_figure",
+    "selection_table",
+    "plot_results",
+    "save_figure",
+]
+
+
+def _report_rows(df: pd.DataFrame) -> pd.DataFrame:
+    if "phase" in df.columns and (df["phase"] == "report").any():
+        return df[df["phase"] == "report"]
+    return df
+
+
+def _param_cols(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c.startswith("learner.")]
+
+
+def _value(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def label_rows(df: pd.DataFrame) -> pd.Series:
+    """A line label per row: the learner, plus its parameters that vary within its (dataset, channel),
+    plus the values chosen by a selection ("RCNBF γ=0.05 (tuned)")."""
+    labels = pd.Series(df["learner"].astype(str).to_numpy(), index=df.index, dtype=object)
+    cols = _param_cols(df)
+    for _, g in df.groupby(["dataset", "channel", "learner"], sort=False):
+        varying = [c for c in cols if g[c].dropna().astype(str).nunique() > 1]
+        for idx, row in g.iterrows():
+            params = {c[len("learner."):]: _value(row[c]) for c in varying}
+            chosen = row.get("chosen") if "chosen" in g.columns else None
+            tuned = bool(chosen) and isinstance(chosen, str)
+            if tuned:
+                params.update(json.loads(chosen))
+            text = param_text({k: v for k, v in params.items() if v is not None})
+            lab = f"{row['learner']} {text}".strip()
+            if tuned and row.get("phase") == "report":
+                lab += " (tuned)"
+            labels[idx] = lab
+    return labels
+
+
+def learning_curve_figures(df: pd.DataFrame, band: str = "minmax") -> dict[tuple[str, str], Figure]:
+    """One log-log learning-curve figure per (dataset, channel): mean over seeds with a band."""
+    from ..plots import learning_curves
+
+    rows = _report_rows(df)
+    out: dict[tuple[str, str], Figure] = {}
+    if rows.empty:
+        return out
+    labels = label_rows(rows)
+    for (ds, ch), g in rows.groupby(["dataset", "channel"], sort=False):
+        frame = pd.DataFrame({"label": labels[g.index], "checkpoints": g["checkpoints"], "curve": g["curve"],
+                              "seed": g["seed"]})
+        n_seeds = g["seed"].nunique()
+        what = "min–max" if band == "minmax" else "± 1 std"
+        title = f"{ds}, {ch}" + (f" (mean and {what} over {n_seeds} seeds)" if n_seeds > 1 else "")
+        out[(ds, ch)] = learning_curves(frame, title=title, band=band)
+    return out
+
+
+def sweep_figure(df: pd.DataFrame, param: str, metric: str = "error_rate", *, dataset: str | None = None,
+                 channel: str | None = None, logx: bool | None = None, ax=None) -> Figure:
+    """Final ``metric`` against a learner parameter (mean ± std over seeds), one line per learner.
+
+    Uses the tuning rows of a selection run when there are any (the grid), else every row.
+    """
+    col = param if param.startswith("learner.") else f"learner.{param}"
+    if col not in df.columns:
+        raise ValueError(f"the results table has no parameter {param!r}; parameters: "
+                         f"{', '.join(c[len('learner.'):] for c in _param_cols(df)) or '(none)'}")
+    rows = df
+    if "phase" in df.columns and (df["phase"] == "tuning").any():
+        rows = df[df["phase"] == "tuning"]
+    if dataset is not None:
+        rows = rows[rows["dataset"] == dataset]
+    if channel is not None:
+        rows = rows[rows["channel"] == channel]
+    rows = rows[rows[col].notna()]
+    if rows.empty:
+        raise ValueError(f"no rows with parameter {param!r} to plot.")
+    if ax is None:
+        fig = Figure(figsize=(6.5, 4.2), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    xs_all = []
+    for learner, g in rows.groupby("learner", sort=False):
+        stats = g.groupby(col, sort=True)[metric].agg(["mean", "std", "count"])
+        x = stats.index.to_numpy(dtype=float)
+        xs_all.extend(x)
+        mean, std = stats["mean"].to_numpy(), np.nan_to_num(stats["std"].to_numpy())
+        (line,) = ax.plot(x, mean, marker="o", lw=1.5, label=str(learner))
+        if (stats["count"] > 1).any():
+            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2, lw=0)
+        if "is_chosen" in g.columns and g["is_chosen"].fillna(False).astype(bool).any():
+            cx = float(g.loc[g["is_chosen"].fillna(False).astype(bool), col].iloc[0])
+            cy = float(stats.loc[stats.index == cx, "mean"].iloc[0])
+            ax.plot([cx], [cy], marker="*", ms=14, color=line.get_color(), ls="none")
+    xs = np.asarray(xs_all)
+    if logx is None:
+        logx = bool(xs.size and (xs > 0).all() and xs.max() / xs.min() >= 10)
+    if logx:
+        ax.set_xscale("log")
+    grid = np.unique(xs)
+    if 0 < grid.size <= 12:
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xticks(grid)
+        ax.set_xticklabels([f"{v:g}" for v in grid])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    name = col[len("learner."):]
+    ax.set_xlabel(param_text({name: 0}).split("=")[0])
+    ax.set_ylabel(f"final {metric.replace('_', ' ')}")
+    where = ", ".join(x for x in (dataset, channel) if x)
+    ax.set_title(f"{metric.replace('_', ' ')} vs {name}" + (f": {where}" if where else "")
+                 + (" (★ chosen)" if "is_chosen" in rows.columns and rows["is_chosen"].fillna(False).any() else ""))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def sweep_figures(df: pd.DataFrame, metric: str = "error_rate") -> dict[tuple[str, str, str], Figure]:
+    """A :func:`sweep_figure` per (dataset, channel, numeric parameter varying for some learner)."""
+    rows = df
+    if "phase" in df.columns and (df["phase"] == "tuning").any():
+        rows = df[df["phase"] == "tuning"]
+    out = {}
+    for (ds, ch), g in rows.groupby(["dataset", "channel"], sort=False):
+        for col in _param_cols(g):
+            if not pd.api.types.is_numeric_dtype(g[col]) or pd.api.types.is_bool_dtype(g[col]):
+                continue
+            if any(h[col].dropna().nunique() > 1 for _, h in g.groupby("learner")):
+                out[(ds, ch, col[len("learner."):])] = sweep_figure(g, col, metric, dataset=ds, channel=ch)
+    return out
+
+
+def summary_table(df: pd.DataFrame, metric: str = "error_rate", digits: int = 4) -> pd.DataFrame:
+    """Final ``metric`` per (dataset, channel, configuration): mean ± std over seeds, min, max, seeds."""
+    rows = _report_rows(df)
+    if rows.empty:
+        return pd.DataFrame(columns=["dataset", "channel", "configuration", "seeds", f"{metric} (mean ± std)"])
+    labels = label_rows(rows)
+    out = []
+    for (ds, ch, lab), g in rows.assign(_label=labels).groupby(["dataset", "channel", "_label"], sort=False):
+        v = g[metric].to_numpy(dtype=float)
+        sd = v.std(ddof=1) if len(v) > 1 else 0.0
+        out.append({"dataset": ds, "channel": ch, "configuration": lab, "seeds": len(v),
+                    f"{metric} (mean ± std)": f"{v.mean():.{digits}f} ± {sd:.{digits}f}",
+                    "mean": v.mean(), "std": sd, "min": v.min(), "max": v.max()})
+    return pd.DataFrame(out)
+
+
+def bar_figure(df: pd.DataFrame, metric: str = "error_rate") -> Figure:
+    """Grouped bars: final ``metric`` (mean ± std over seeds) per configuration, grouped by (dataset, channel)."""
+    table = summary_table(df, metric)
+    if table.empty:
+        raise ValueError("nothing to plot: the results table has no rows.")
+    groups = list(dict.fromkeys(zip(table["dataset"], table["channel"])))
+    configs = list(dict.fromkeys(table["configuration"]))
+    fig = Figure(figsize=(max(5.0, 1.4 * len(groups) + 0.4 * len(configs)), 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(len(configs), 1)
+    for i, cfg in enumerate(configs):
+        xs, ys, es = [], [], []
+        for j, grp in enumerate(groups):
+            hit = table[(table["dataset"] == grp[0]) & (table["channel"] == grp[1]) & (table["configuration"] == cfg)]
+            if len(hit):
+                xs.append(j + (i - (len(configs) - 1) / 2) * width)
+                ys.append(hit["mean"].iloc[0])
+                es.append(hit["std"].iloc[0])
+        ax.bar(xs, ys, width=width, yerr=es, capsize=3, label=cfg)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{d}\n{c}" for d, c in groups], fontsize="small")
+    ax.set_ylabel(f"final {metric.replace('_', ' ')}")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def selection_table(df: pd.DataFrame, metric: str = "error_rate") -> pd.DataFrame:
+    """Per tuned (dataset, channel, learner): every candidate's mean tuning ``metric`` and the chosen one."""
+    if "phase" not in df.columns or not (df["phase"] == "tuning").any():
+        return pd.DataFrame(columns=["dataset", "channel", "learner", "chosen"])
+    rows = df[df["phase"] == "tuning"]
+    out = []
+    for (ds, ch, le, chosen), g in rows.groupby(["dataset", "channel", "learner", "chosen"], sort=False):
+        values = json.loads(chosen)
+        cands = []
+        for _, h in g.groupby(["learner." + k for k in values], sort=True):
+            vals = {k: _value(h["learner." + k].iloc[0]) for k in values}
+            cands.append(f"{param_text(vals)}: {h[metric].mean():.4f}")
+        out.append({"dataset": ds, "channel": ch, "learner": le, "chosen": param_text(values),
+                    f"tuning {metric} (mean over {g['seed'].nunique()} seeds)": "; ".join(cands)})
+    return pd.DataFrame(out)
+
+
+def _slug(*parts: str) -> str:
+    s = "-".join(re.sub(r"[^A-Za-z0-9.]+", "-", str(p)).strip("-") for p in parts)
+    return s.lower()[:120] or "figure"
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> Path:
+    """Save a figure as PNG atomically."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi)
+    return path
+
+
+def plot_results(results_path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Write PNGs for a results table: learning curves per (dataset, channel), and parameter sweeps
+    where a learner parameter varies. Default ``out_dir``: ``plots/`` next to the table. Returns the paths."""
+    results_path = Path(results_path)
+    df = read_results(results_path)
+    if df.empty:
+        raise ValueError(f"{results_path} has no rows to plot.")
+    base = results_path if results_path.is_dir() else results_path.parent
+    out = Path(out_dir) if out_dir is not None else base / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (ds, ch), fig in learning_curve_figures(df).items():
+        paths.append(save_figure(fig, out / f"curves-{_slug(ds, ch)}.png"))
+    for (ds, ch, p), fig in sweep_figures(df).items():
+        paths.append(save_figure(fig, out / f"sweep-{_slug(p, ds, ch)}.png"))
+    return paths
