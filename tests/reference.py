@@ -179,3 +179,83 @@ def mcslp_step(W, x, label, m):
     c[label] += 1.0
     c[top] -= 1.0 / m
     return W + np.outer(c, x), top
+
+
+# ---------------------------------------------------------------------------
+# Online regression: NLMS and ORS (Moroshko & Crammer), SPEC §4.11.
+# Twins of noisyfeedback/kernels/regression.py in the paper's own form
+# w += (m − ŷ)·x / (r/α + ‖x‖²), obvious rather than fast.
+# ---------------------------------------------------------------------------
+
+def ors_alpha(scaling, known, labels, yhat, v1, y_clean, r, beta, sq):
+    """α of one round from its labels (all of them used), the paper's formulas (5)/(6) with the guards."""
+    labels = np.asarray(labels, dtype=float)
+    k = labels.shape[0]
+    m = float(np.mean(labels))
+    if scaling == "none":
+        return 1.0
+    if known:
+        v = v1 / k  # the variance of the mean of k labels
+    elif k >= 2:
+        v = float(np.var(labels, ddof=1)) / k  # two labels: (ỹ1 − ỹ2)²/4
+    else:
+        v = (labels[0] - yhat) ** 2 / 4  # one_sample_pred, unknown variance
+    if scaling == "beta":
+        return 1.0 / (1.0 + beta * v)
+    y_est = {"opt": y_clean, "one_sample": m, "two_samples": m,
+             "one_sample_pred": (labels[0] + yhat) / 2 if k == 1 else m}[scaling]
+    e2 = (y_est - yhat) ** 2
+    if v == 0:
+        return 1.0  # no noise (and 0/0): NLMS
+    if e2 == 0:
+        return 0.0  # the limit of (5) when the error vanishes: no update
+    return 1.0 / (1.0 + (r + sq) * v / (r * e2))
+
+
+def ors_step(w, x, labels, v1, y_clean, scaling, known, r, beta):
+    """One ORS round using all ``labels``. Returns (new w, ŷ, α)."""
+    yhat = float(w @ x)
+    sq = float(x @ x)
+    alpha = ors_alpha(scaling, known, labels, yhat, v1, y_clean, r, beta, sq)
+    if alpha == 0.0:
+        return w.copy(), yhat, alpha
+    m = float(np.mean(labels))
+    return w + (m - yhat) * x / (r / alpha + sq), yhat, alpha
+
+
+def budget_labels(strategy, first_label, yhat, u, B, t, spent, a, horizon=None):
+    """Labels a round takes under a budget strategy (1 or k = ⌈B⌉)."""
+    k = int(np.ceil(B))
+    p = (B - 1) / (k - 1) if k > 1 else 0.0
+    if strategy == "const":
+        return k if u < p else 1
+    if strategy == "begin":
+        return k if t < int(np.floor(horizon * p)) else 1
+    stay = a / (a + (first_label - yhat) ** 2)
+    n = 1 if u < stay else k
+    if strategy == "auto_self_tuned" and n > 1 and spent + k > B * (t + 1):
+        n = 1  # never beyond B labels a round on average, at any time
+    return n
+
+
+def ors_run(w, X, Y, variance, y_clean, scaling, known, r, beta=1.0, budget=None, strategy=None, a=1.0,
+            horizon=None, u=None):
+    """Rows in order; Y (n, j) labels a row (a budget reads the first, then the first k).
+    Returns (w, labels used per row, a at the end)."""
+    w = np.array(w, dtype=float)
+    used = []
+    spent = 0
+    for t in range(X.shape[0]):
+        x = np.asarray(X[t], dtype=float)
+        yhat = float(w @ x)
+        if budget is None:
+            n = Y.shape[1]
+        else:
+            n = budget_labels(strategy, Y[t, 0], yhat, u[t], budget, t, spent, a, horizon)
+        spent += n
+        w, _, _ = ors_step(w, x, Y[t, :n], variance[t], y_clean[t], scaling, known, r, beta)
+        used.append(n)
+        if strategy == "auto_self_tuned" and budget is not None and (t + 1) % 100 == 0:
+            rate = spent / (t + 1)
+            a = a * 2 if rate > 0.95 * budget else (a / 2 if rate < 0.95 * budget else a)
+    return w, np.array(used), a

@@ -31,9 +31,22 @@ def make(cls, **override):
     return cls(**params)
 
 
+def is_regressor(learner_or_cls):
+    return learner_or_cls.feedback_kind == "target"
+
+
+def weights(learner):
+    """The learned weights: W_ (K, d) of a classifier, w_ (d,) of a regressor."""
+    return learner.w_ if is_regressor(learner) else learner.W_
+
+
 def problem(learner, n=60, seed=0):
     """A small problem matched to the learner's feedback kind: (X, y, channel)."""
     rng = np.random.default_rng(seed)
+    if is_regressor(learner):  # real targets y = X u + small noise, seen through GaussianNoise
+        X = rng.normal(size=(n, 5))
+        y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=n)
+        return X, y, nf.feedback.GaussianNoise(0.5)
     K = learner.n_classes
     d = 5
     protos = rng.normal(size=(K, d))
@@ -45,7 +58,10 @@ def problem(learner, n=60, seed=0):
 
 
 def interact(learner, X, y, channel, seed=0):
-    """Logged-events path: act on all rows, get feedback, learn."""
+    """Logged-events path: act on all rows, get feedback, learn (regressors: noisy labels, learn)."""
+    if is_regressor(learner):
+        labels = channel.respond(y, rng=np.random.default_rng(seed), n_samples=learner.labels_per_round)
+        return learner.learn(X, labels, variance=channel.variance_at(np.arange(len(y))), y_clean=y)
     actions, probs = learner.act(X)
     feedback = channel.respond(y, actions, np.random.default_rng(seed))
     return learner.learn(X, actions, feedback, probs)
@@ -98,7 +114,7 @@ def test_clone_has_same_params_and_no_state(cls):
     twin = learner.clone()
     assert twin is not learner
     assert twin.get_params() == learner.get_params()
-    assert not twin.is_fitted and not hasattr(twin, "W_")
+    assert not twin.is_fitted and not hasattr(twin, "W_") and not hasattr(twin, "w_")
     assert repr(twin) == repr(learner)
     # set_params discards state and rejects unknown names
     learner.set_params(**learner.get_params())
@@ -121,13 +137,13 @@ def test_same_seed_same_results(cls):
     ta = nf.simulate(a, X, y, ch, n_rounds=300, seed=3)
     tb = nf.simulate(b, X, y, ch, n_rounds=300, seed=3)
     assert ta == tb
-    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(weights(a), weights(b))
     c, d = make(cls), make(cls)
-    np.testing.assert_array_equal(interact(c, X, y, ch).W_, interact(d, X, y, ch).W_)
+    np.testing.assert_array_equal(weights(interact(c, X, y, ch)), weights(interact(d, X, y, ch)))
     if "seed" in cls._get_param_names():  # the seed must matter, or the check proves nothing
         e = make(cls, seed=12345)
         nf.simulate(e, X, y, ch, n_rounds=300, seed=3)
-        assert not np.array_equal(a.W_, e.W_)
+        assert not np.array_equal(weights(a), weights(e))
 
 
 @pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
@@ -150,6 +166,10 @@ def test_defaults_are_immutable_and_params_untouched(cls):
 def test_predict_before_learning(cls):
     learner = make(cls)
     X, _, _ = problem(learner)
+    if is_regressor(learner):  # predictions w·x are 0.0; regressors do not act
+        np.testing.assert_array_equal(learner.predict(X), np.zeros(X.shape[0]))
+        assert learner.predict(X).dtype == np.float64 and not learner.is_fitted
+        return
     np.testing.assert_array_equal(learner.predict(X), np.zeros(X.shape[0], dtype=np.int64))
     np.testing.assert_array_equal(learner.decision_function(X), np.zeros((X.shape[0], learner.n_classes)))
     assert learner.predict(X).dtype == np.int64
@@ -176,12 +196,12 @@ def test_save_load_round_trip(cls, tmp_path):
     loaded = nf.load(path)
     assert type(loaded) is cls and repr(loaded) == repr(learner)
     assert loaded._learned_attributes() == learner._learned_attributes()
-    np.testing.assert_array_equal(loaded.W_, learner.W_)
+    np.testing.assert_array_equal(weights(loaded), weights(learner))
     assert cls.load(path).get_params() == learner.get_params()
     # the random stream continues identically after loading
     nf.simulate(learner, X, y, ch, n_rounds=200, seed=2)
     nf.simulate(loaded, X, y, ch, n_rounds=200, seed=2)
-    np.testing.assert_array_equal(loaded.W_, learner.W_)
+    np.testing.assert_array_equal(weights(loaded), weights(learner))
     # no pickle inside
     with np.load(path, allow_pickle=False) as data:
         assert "__metadata__" in data.files
@@ -205,6 +225,9 @@ def test_bad_input_is_rejected_naming_the_row(cls):
     X, y, ch = problem(learner)
     bad = X.copy()
     bad[3, 1] = np.inf
+    if is_regressor(learner):
+        _check_regressor_bad_input(learner, X, y, ch, bad)
+        return
     for call in (learner.predict, learner.act, learner.decision_function):
         with pytest.raises(ValueError, match="row 3"):
             call(bad)
@@ -230,5 +253,32 @@ def test_bad_input_is_rejected_naming_the_row(cls):
         bad_f[4] = 2
         with pytest.raises(ValueError, match="row 4"):
             learner.learn(X, actions, bad_f, probs)
+    with pytest.raises(ValueError, match="features"):
+        learner.predict(np.zeros((2, X.shape[1] + 1)))
+
+
+def _check_regressor_bad_input(learner, X, y, ch, bad):
+    """Regressors: bad X, noisy labels, variances and clean targets are refused naming the row."""
+    labels = ch.respond(y, rng=np.random.default_rng(0), n_samples=learner.labels_per_round)
+    v = ch.variance_at(np.arange(len(y)))
+    for call in (learner.predict, lambda Z: learner.learn(Z, labels, variance=v, y_clean=y)):
+        with pytest.raises(ValueError, match="row 3"):
+            call(bad)
+    with pytest.raises(ValueError, match="2-D"):
+        learner.predict(X[0])
+    with pytest.raises(TypeError):
+        learner.predict(np.array([["a"] * X.shape[1]]))
+    bad_labels = labels.copy()
+    bad_labels[5] = np.nan
+    with pytest.raises(ValueError, match="row 5"):
+        learner.learn(X, bad_labels, variance=v, y_clean=y)
+    with pytest.raises(ValueError, match="entries"):
+        learner.learn(X, labels[:-1], variance=v, y_clean=y)
+    bad_v = v.copy()
+    bad_v[2] = -1.0
+    with pytest.raises(ValueError, match="row 2"):
+        learner.learn(X, labels, variance=bad_v, y_clean=y)
+    with pytest.raises(ValueError, match="row 4"):
+        nf.simulate(learner.clone(), X, np.where(np.arange(len(y)) == 4, np.nan, y), ch, n_rounds=5)
     with pytest.raises(ValueError, match="features"):
         learner.predict(np.zeros((2, X.shape[1] + 1)))

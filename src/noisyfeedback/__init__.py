@@ -14,6 +14,7 @@ from . import datasets, feedback
 from .base import Learner, load
 from .learners import BPA, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
+from .learners import NLMS, ORS
 from .simulate import Trace, simulate
 
 __all__ = [
@@ -31,4 +32,6 @@ __all__ = [
     "SOBA",
     "MCSLP",
     "MCDBF",
+    "NLMS",
+    "ORS",
 ]

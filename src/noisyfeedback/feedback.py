@@ -228,7 +228,13 @@ class GaussianNoise(FeedbackChannel):
     """Regression targets with additive noise: ỹ_t = y_t + N(0, v_t). Moroshko & Crammer.
 
     ``variance`` is a non-negative scalar, an array indexed by round (v_t), or a
-    callable ``t -> v_t`` taking an int array of rounds (0-based).
+    callable ``t -> v_t`` taking an int array of rounds (0-based). The schedules of
+    the paper: :meth:`uniform` (v_t ~ U[0, M], drawn once), :meth:`increasing` and
+    :meth:`decreasing` (linear between 0 and M over the run).
+
+    ``respond(y, rng=..., rounds=..., n_samples=k)`` gives k independent noisy labels
+    of each target, y + √v_t·z with k standard normals z a round (drawn as one
+    ``rng.standard_normal((n, k))``); ``nf.simulate`` draws the same normals in chunks.
     """
 
     kind = "target"
@@ -247,6 +253,54 @@ class GaussianNoise(FeedbackChannel):
 
     def _params(self):
         return {"variance": self.variance}
+
+    def __repr__(self) -> str:
+        origin = getattr(self, "_origin", None)  # set by the schedule constructors below
+        return origin if origin is not None else super().__repr__()
+
+    # ------------------------------------------------------------ schedules
+    @classmethod
+    def uniform(cls, M: float, n_rounds: int, seed: int | np.random.SeedSequence | None = None) -> "GaussianNoise":
+        """v_t ~ U[0, M], drawn once for rounds 0..n_rounds-1 from ``seed`` (Moroshko & Crammer's noise).
+
+        >>> ch = GaussianNoise.uniform(5.0, n_rounds=4, seed=0)
+        >>> ch
+        GaussianNoise.uniform(M=5.0, n_rounds=4, seed=0)
+        >>> bool(((0 <= ch.variance) & (ch.variance <= 5)).all()), ch.variance.shape
+        (True, (4,))
+        """
+        from ._validation import AnySeed
+        from .base import make_rng
+
+        M, n_rounds = _check_schedule("uniform", M, n_rounds)
+        check_param("seed", seed, AnySeed(), "GaussianNoise.uniform")
+        ch = cls(make_rng(seed).uniform(0.0, M, size=n_rounds))
+        ch._origin = f"GaussianNoise.uniform(M={M!r}, n_rounds={n_rounds!r}, seed={seed!r})"
+        return ch
+
+    @classmethod
+    def increasing(cls, M: float, n_rounds: int) -> "GaussianNoise":
+        """v_t rising linearly from 0 (round 0) to M (the last round).
+
+        >>> GaussianNoise.increasing(4.0, n_rounds=5).variance
+        array([0., 1., 2., 3., 4.])
+        """
+        M, n_rounds = _check_schedule("increasing", M, n_rounds)
+        ch = cls(np.linspace(0.0, M, n_rounds))
+        ch._origin = f"GaussianNoise.increasing(M={M!r}, n_rounds={n_rounds!r})"
+        return ch
+
+    @classmethod
+    def decreasing(cls, M: float, n_rounds: int) -> "GaussianNoise":
+        """v_t falling linearly from M (round 0) to 0 (the last round).
+
+        >>> GaussianNoise.decreasing(4.0, n_rounds=5).variance
+        array([4., 3., 2., 1., 0.])
+        """
+        M, n_rounds = _check_schedule("decreasing", M, n_rounds)
+        ch = cls(np.linspace(M, 0.0, n_rounds))
+        ch._origin = f"GaussianNoise.decreasing(M={M!r}, n_rounds={n_rounds!r})"
+        return ch
 
     def variance_at(self, rounds: np.ndarray) -> np.ndarray:
         rounds = np.asarray(rounds, dtype=np.int64)
@@ -272,3 +326,10 @@ class GaussianNoise(FeedbackChannel):
         z = rng.standard_normal((y.shape[0], n_samples))
         out = y[:, None] + sd[:, None] * z
         return out[:, 0] if n_samples == 1 else out
+
+
+def _check_schedule(name: str, M: Any, n_rounds: Any) -> tuple[float, int]:
+    owner = f"GaussianNoise.{name}"
+    check_param("M", M, Interval(0, None), owner)
+    check_param("n_rounds", n_rounds, Integer(1), owner)
+    return float(M), int(n_rounds)

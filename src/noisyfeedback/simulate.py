@@ -31,6 +31,14 @@ class Trace:
     update) differed from the TRUE label; ``curve[i]`` is that fraction over the
     first ``checkpoints[i]`` rounds. ``wall_time`` is the loop's time in seconds,
     JIT compilation excluded.
+
+    Regression learners (``feedback_kind == "target"``, e.g. NLMS, ORS): ``mse`` is the
+    mean over all rounds of (ŷ − y)², ŷ the prediction made BEFORE the round's update and
+    y the CLEAN target; ``error_rate`` equals ``mse`` and ``curve[i]`` is the MSE over the
+    first ``checkpoints[i]`` rounds (so curves and tables work for both kinds);
+    ``mistakes`` is 0. ``metrics`` holds ``labels_rate`` (noisy labels used per round),
+    ``labels_curve`` (labels per round over the first ``checkpoints[i]`` rounds) and
+    ``labels_total``. For classifiers ``mse`` is None.
     """
 
     learner: str
@@ -43,6 +51,7 @@ class Trace:
     curve: np.ndarray
     wall_time: float
     metrics: dict = field(default_factory=dict)
+    mse: float | None = None
 
     def __eq__(self, other: object) -> bool:
         """Equal in every field but ``wall_time``."""
@@ -55,6 +64,7 @@ class Trace:
             and self.seed == other.seed
             and self.mistakes == other.mistakes
             and self.error_rate == other.error_rate
+            and self.mse == other.mse
             and np.array_equal(self.checkpoints, other.checkpoints)
             and np.array_equal(self.curve, other.curve)
             and self.metrics.keys() == other.metrics.keys()
@@ -79,9 +89,15 @@ class Trace:
             "curve": self.curve.tolist(),
             "wall_time": self.wall_time,
             **{k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.metrics.items()},
+            **({"mse": self.mse} if self.mse is not None else {}),
         }
 
     def __repr__(self) -> str:
+        if self.mse is not None:
+            return (
+                f"Trace({self.learner} under {self.feedback}: mse={self.mse:.6g} "
+                f"over {self.n_rounds} rounds, seed={self.seed}, {self.wall_time:.3f}s)"
+            )
         return (
             f"Trace({self.learner} under {self.feedback}: error_rate={self.error_rate:.4f} "
             f"over {self.n_rounds} rounds, seed={self.seed}, {self.wall_time:.3f}s)"
@@ -154,6 +170,11 @@ def simulate(
     round counts. ``progress`` is called with the number of rounds done after
     each chunk of rounds.
 
+    Regression learners (``feedback_kind == "target"``: NLMS, ORS) take float targets
+    ``y`` (the clean targets; the MSE is measured against them) and a ``GaussianNoise``
+    channel; each round draws a fixed number of standard normals (the learner's
+    ``labels_per_round``), see :class:`Trace` for what is recorded.
+
     >>> import noisyfeedback as nf
     >>> X, y = nf.datasets.synsep(n_samples=2000, seed=3)
     >>> t = nf.simulate(nf.Banditron(9, gamma=0.1, seed=0), X, y,
@@ -163,6 +184,8 @@ def simulate(
     """
     from .base import Learner
 
+    if isinstance(learner, Learner) and learner.feedback_kind == "target" and hasattr(learner, "_simulate_targets"):
+        return _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress)
     if not isinstance(learner, Learner) or not hasattr(learner, "_simulate_chunk"):
         raise TypeError(f"learner must be a noisyfeedback online learner; got {type(learner).__name__}.")
     if not isinstance(feedback, FeedbackChannel):
@@ -243,4 +266,102 @@ def simulate(
         curve=cum[cps - 1] / cps,
         wall_time=wall,
         metrics=metrics,
+    )
+
+
+# --------------------------------------------------------------------------- regression
+def _checkpoint_array(checkpoints, n_rounds: int) -> np.ndarray:
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        check_param("checkpoints", int(checkpoints), Integer(1), "simulate")
+        return log_checkpoints(n_rounds, int(checkpoints))
+    cps = np.asarray(checkpoints, dtype=np.int64)
+    if cps.ndim != 1 or cps.size == 0 or (np.diff(cps) <= 0).any() or cps[0] < 1 or cps[-1] > n_rounds:
+        raise ValueError("checkpoints must be increasing round counts in [1, n_rounds].")
+    return cps
+
+
+def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress) -> Trace:
+    """``simulate`` for regression learners (feedback kind "target") under ``GaussianNoise``.
+
+    Round t (0-based, global in this simulation) uses the row ``order[t]``, the variance
+    v_t = ``feedback.variance_at(t)`` and exactly ``learner.labels_per_round`` (k) standard
+    normals from the feedback stream — all k are drawn even when the learner uses fewer,
+    so the stream never depends on its decisions — and ``learner.draws_per_round``
+    uniforms from the learner's ``rng_``. Both are pre-drawn per chunk of rounds, which
+    reproduces the plain-Python loop (predict; ``feedback.respond(y, rng=..., rounds=[t],
+    n_samples=k)``; ``learn(x, labels, variance=v_t, y_clean=y)``) bit for bit.
+    """
+    from .feedback import GaussianNoise
+    from .learners.regression._base import check_targets
+
+    if not isinstance(feedback, FeedbackChannel):
+        raise TypeError(f"feedback must be a noisyfeedback.feedback channel; got {type(feedback).__name__}.")
+    if feedback.kind != learner.feedback_kind or not isinstance(feedback, GaussianNoise):
+        raise TypeError(
+            f"{type(learner).__name__} learns from noisy real-valued targets ('target' feedback, "
+            f"GaussianNoise), but {feedback!r} gives {feedback.kind!r} feedback."
+        )
+    check_param("n_rounds", n_rounds, Integer(1), "simulate")
+    check_param("seed", seed, AnySeed(), "simulate")
+    learner._validate_params()
+    X = check_X(X, owner="simulate")
+    if X.shape[0] == 0:
+        raise ValueError("X of simulate has no rows.")
+    y = check_targets(y, n_samples=X.shape[0])
+    cps = _checkpoint_array(checkpoints, n_rounds)
+    feedback.variance_at(np.array([0, n_rounds - 1]))  # fails early if the schedule is too short
+
+    rng_order, rng_feedback, ss_learner = simulation_streams(seed)
+    if hasattr(learner, "w_") and learner.w_.shape[0] != X.shape[1]:
+        raise ValueError(
+            f"X of simulate has {X.shape[1]} features, but the learner was fitted with {learner.w_.shape[0]}."
+        )
+    learner._init_state(X.shape[1], ss_learner)
+    k_learner = learner.draws_per_round
+    k_labels = learner.labels_per_round
+    rng_learner = getattr(learner, "rng_", None)
+
+    # JIT warm-up on zero rounds (compiles for these argument types; changes nothing)
+    empty_f = np.zeros(0)
+    learner._simulate_targets(X, y, np.zeros(0, np.int64), empty_f, empty_f, empty_f, empty_f,
+                              np.zeros(0, np.int64))
+
+    order = RoundOrder(X.shape[0], rng_order)
+    sqerr = np.empty(n_rounds, dtype=np.float64)
+    n_labels = np.empty(n_rounds, dtype=np.int64)
+    start = time.perf_counter()
+    done = 0
+    while done < n_rounds:
+        k = min(CHUNK_ROUNDS, n_rounds - done)
+        rows = order.take(k)
+        variances = np.ascontiguousarray(feedback.variance_at(np.arange(done, done + k)), dtype=np.float64)
+        u_learner = rng_learner.random(k * k_learner) if k_learner else np.zeros(0)
+        normals = rng_feedback.standard_normal(k * k_labels)
+        learner._simulate_targets(X, y, rows, u_learner, variances, normals, sqerr[done:done + k],
+                                  n_labels[done:done + k])
+        done += k
+        if progress is not None:
+            progress(done)
+    wall = time.perf_counter() - start
+
+    cum = np.cumsum(sqerr)
+    mse = float(cum[-1] / n_rounds)
+    cum_labels = np.cumsum(n_labels)
+    metrics = {
+        "labels_rate": float(cum_labels[-1] / n_rounds),
+        "labels_curve": cum_labels[cps - 1] / cps,
+        "labels_total": int(cum_labels[-1]),
+    }
+    return Trace(
+        learner=repr(learner),
+        feedback=repr(feedback),
+        n_rounds=int(n_rounds),
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
+        mistakes=0,
+        error_rate=mse,
+        checkpoints=cps,
+        curve=cum[cps - 1] / cps,
+        wall_time=wall,
+        metrics=metrics,
+        mse=mse,
     )

@@ -6,7 +6,8 @@ scipy.sparse CSR for LIBSVM data), y int64 class labels 0..K-1.
 - :func:`load` — any data set by name or file path (the entry point; see its docstring
   for splits, ``normalize`` and data directories), :func:`catalog` — what is known and
   what is available, :func:`data_dirs` / :func:`locate` — where files are looked for.
-- generators (SPEC §5): :func:`synsep`, :func:`synnonsep`.
+- generators (SPEC §5): :func:`synsep`, :func:`synnonsep`; regression (Moroshko & Crammer):
+  :func:`ors_synthetic`, :func:`channel_equalization`, :func:`speech_substitute` (float targets).
 - bundled with scikit-learn: :func:`iris`, :func:`digits`, :func:`wine`, :func:`breast_cancer`.
 - file loaders: :func:`load_idx` (MNIST/Fashion-MNIST, pixels / 255), :func:`read_idx`,
   :func:`load_usps` (usps.h5, needs h5py), :func:`load_letter` (UCI letter),
@@ -32,6 +33,7 @@ from .loaders import (
     load_usps,
     read_idx,
 )
+from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -56,4 +58,7 @@ __all__ = [
     "load_csv",
     "load_parquet",
     "normalize_rows",
+    "ors_synthetic",
+    "channel_equalization",
+    "speech_substitute",
 ]

@@ -7,5 +7,7 @@ from .bandit.soba import SOBA
 from .bandit.rcnbf import RCNBF
 from .diluted.mcdbf import MCDBF
 from .diluted.mcslp import MCSLP
+from .regression.nlms import NLMS
+from .regression.ors import ORS
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF"]
+__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS"]

@@ -1,0 +1,197 @@
+"""Shared machinery of the online linear regressors (state ``w_`` of shape (d,))."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._validation import check_X
+from ...base import Learner, make_rng
+from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
+from .._linear import kernel_view
+
+__all__ = ["LinearRegressor", "check_targets"]
+
+_EMPTY = np.zeros(0)
+
+
+def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2d: bool = False) -> np.ndarray:
+    """Validate real-valued targets: 1-D (or 2-D, several labels a row, if ``allow_2d``), finite.
+
+    Returns a C-contiguous float64 array; NaN/inf raise ``ValueError`` naming the row.
+    """
+    arr = np.asarray(y)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) \
+            or arr.dtype == bool:
+        raise TypeError(f"{name} must hold real-valued targets; got dtype {arr.dtype}.")
+    if arr.ndim != 1 and not (allow_2d and arr.ndim == 2):
+        shape = "1-D (one target a row) or 2-D (rows, labels a row)" if allow_2d else "1-D"
+        raise ValueError(f"{name} must be {shape}; got shape {arr.shape}.")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_samples} rows.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite.reshape(arr.shape[0], -1).all(axis=1))[0])
+        raise ValueError(f"{name} contains NaN or infinity (first in row {row}).")
+    return arr
+
+
+class LinearRegressor(Learner):
+    """An online linear regressor ŷ = w·x trained from noisy targets (``GaussianNoise`` feedback).
+
+    Subclasses set the kernel configuration in :meth:`_config`. State: ``w_`` (d,),
+    ``rounds_`` (rounds learned from), ``labels_`` (noisy labels used so far).
+    """
+
+    feedback_kind: ClassVar[str] = "target"
+
+    # ------------------------------------------------------ configuration
+    @property
+    def draws_per_round(self) -> int:
+        """Uniforms drawn from ``rng_`` per round (label-budget decisions)."""
+        return 0
+
+    @property
+    def labels_per_round(self) -> int:
+        """Noisy labels a round may use: ``learn`` takes that many columns, ``simulate`` draws that many."""
+        return 1
+
+    @property
+    def needs_variance(self) -> bool:
+        """Whether ``learn`` needs the noise variance of each row."""
+        return False
+
+    @property
+    def needs_clean_target(self) -> bool:
+        """Whether ``learn`` needs the clean target (the oracle rule ``opt``)."""
+        return False
+
+    def _config(self) -> tuple:
+        """(rule, known, r, beta, strategy, budget, k, p, n_begin) for the kernels."""
+        return RULE_NONE, True, float(self.r), 0.0, STRATEGY_ALL, 0.0, 1, 0.0, 0
+
+    def _tuning_state(self) -> float:
+        return 1.0
+
+    def _set_tuning_state(self, a: float) -> None:
+        pass
+
+    # -------------------------------------------------------------- state
+    def _init_state(self, n_features: int, seed_fallback: np.random.SeedSequence | None = None) -> None:
+        """Create w_ (zeros), the counters and rng_ (if the learner draws) when absent."""
+        if not hasattr(self, "w_"):
+            self._validate_params()
+            self.w_ = np.zeros(n_features, dtype=np.float64)
+            self.rounds_ = 0
+            self.labels_ = 0
+            self._set_tuning_state(self._tuning_state())
+        if self.draws_per_round and not hasattr(self, "rng_"):
+            seed = getattr(self, "seed", None)
+            self.rng_ = make_rng(seed if seed is not None else seed_fallback)
+
+    @property
+    def n_features_(self) -> int:
+        return self.w_.shape[0]
+
+    def _check_X(self, X, fitting: bool):
+        n_features = self.w_.shape[0] if hasattr(self, "w_") else None
+        X = check_X(X, n_features=n_features, owner=type(self).__name__)
+        if fitting:
+            self._init_state(X.shape[1])
+        return X
+
+    # ----------------------------------------------------------- inference
+    def predict(self, X) -> np.ndarray:
+        """Predictions w·x, shape (n_samples,); zeros before any learning."""
+        self._validate_params()
+        X = self._check_X(X, fitting=False)
+        out = np.zeros(X.shape[0], dtype=np.float64)
+        if hasattr(self, "w_"):
+            regression_predict(self.w_, *kernel_view(X), out)
+        return out
+
+    # ------------------------------------------------------------ learning
+    def learn(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
+        """Update from rows in order, each with its noisy label(s).
+
+        Parameters
+        ----------
+        X : (n, d) array or CSR matrix
+        y : (n,) or (n, j) array
+            Noisy labels of each row. With j columns a round uses their mean (and, variance
+            unknown, their sample variance). With a label budget pass exactly
+            ``labels_per_round`` = ⌈B⌉ independent draws a row: the learner reads the first
+            and uses the others only in the rounds where it queries them (``labels_``
+            counts what it used). Drawing them all in advance keeps the random stream
+            independent of the learner's decisions.
+        variance : float or (n,) array, optional
+            The noise variance v_t of ONE label of each row (rules with known variance).
+        y_clean : (n,) array, optional
+            The clean targets (only the oracle rule ``opt`` reads them).
+
+        Returns self.
+        """
+        self._validate_params()
+        X = self._check_X(X, fitting=True)
+        n = X.shape[0]
+        Y = check_targets(y, n_samples=n, allow_2d=True)
+        if Y.ndim == 1:
+            Y = Y.reshape(n, 1)
+        self._check_label_columns(Y.shape[1])
+        v = self._check_variance(variance, n)
+        yc = self._check_clean(y_clean, n)
+        u = self.rng_.random(n * self.draws_per_round) if self.draws_per_round else _EMPTY
+        out_nlab = np.empty(n, dtype=np.int64)
+        rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
+        t, spent, a = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
+                                strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
+                                float(self._tuning_state()), out_nlab)
+        self.rounds_, self.labels_ = int(t), int(spent)
+        self._set_tuning_state(float(a))
+        return self
+
+    def partial_fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
+        """scikit-learn style alias of :meth:`learn`."""
+        return self.learn(X, y, variance=variance, y_clean=y_clean)
+
+    def _check_label_columns(self, j: int) -> None:
+        if j < 1:
+            raise ValueError("y must hold at least one label a row.")
+
+    def _check_variance(self, variance, n: int) -> np.ndarray:
+        if variance is None:
+            if self.needs_variance:
+                raise ValueError(
+                    f"{self!r} uses the known noise variance: pass variance= (one value a row, or a scalar)."
+                )
+            return np.zeros(n)
+        v = np.asarray(variance, dtype=np.float64)
+        if v.ndim == 0:
+            v = np.full(n, float(v))
+        if v.shape != (n,):
+            raise ValueError(f"variance must be a scalar or have {n} entries (one a row); got shape {v.shape}.")
+        bad = ~(np.isfinite(v) & (v >= 0))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"variance must be finite and >= 0; row {row} has {v[row]!r}.")
+        return np.ascontiguousarray(v)
+
+    def _check_clean(self, y_clean, n: int) -> np.ndarray:
+        if y_clean is None:
+            if self.needs_clean_target:
+                raise ValueError(f"{self!r} is the oracle rule: pass y_clean= (the clean targets).")
+            return np.zeros(n)
+        return check_targets(y_clean, n_samples=n, name="y_clean")
+
+    # ------------------------------------------------------------ simulate
+    def _simulate_targets(self, X, y, order, u_learner, variances, normals, sqerr, n_labels) -> None:
+        """Run rounds ``order`` in the compiled loop (see ``nf.simulate``); writes sqerr and n_labels."""
+        rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
+        t, spent, a = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals, self.labels_per_round,
+                                   u_learner, rule, known, r, beta, strategy, B, k, p, n_begin,
+                                   int(self.rounds_), int(self.labels_), float(self._tuning_state()),
+                                   sqerr, n_labels)
+        self.rounds_, self.labels_ = int(t), int(spent)
+        self._set_tuning_state(float(a))
