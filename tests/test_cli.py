@@ -1,0 +1,154 @@
+"""The command line: help, datasets, simulate (errors are one readable line), demo report."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+from typer.testing import CliRunner
+
+import noisyfeedback as nf
+from noisyfeedback import cli
+from noisyfeedback.cli import app
+
+runner = CliRunner()
+
+SMALL = ["--dataset", "synsep", "--n-samples", "1000", "--rounds", "5000"]
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+def assert_clean_error(result, *words):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert not isinstance(result.exception, (ValueError, TypeError)), result.exception
+    for w in words:
+        assert w in result.output, result.output
+
+
+def test_help_lists_commands():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("datasets", "simulate", "demo"):
+        assert command in result.output
+    assert invoke().exit_code in (0, 2)  # no arguments: help
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0 and nf.__version__ in result.output
+
+
+def test_simulate_prints_error_rate(tmp_path):
+    out = tmp_path / "trace.json"
+    result = invoke("simulate", "--learner", "banditron", "--feedback", "noisy-bandit", "--rho0", "0.1",
+                    "--rho1", "0.2", *SMALL, "--save-trace", str(out))
+    assert result.exit_code == 0, result.output
+    assert "error rate" in result.output and "rounds/s" in result.output
+    record = json.loads(out.read_text())
+    assert record["n_rounds"] == 5000 and record["dataset"] == "synsep"
+    assert record["feedback"] == "NoisyBandit(rho0=0.1, rho1=0.2)"
+    assert f"{record['error_rate']:.4f}" in result.output
+
+
+def test_simulate_defaults_and_generic_params():
+    result = invoke("simulate", "-l", "perceptron", *SMALL)  # feedback follows the learner: full labels
+    assert result.exit_code == 0, result.output
+    assert "FullLabel()" in result.output
+    result = invoke("simulate", "-l", "banditron", "-f", "bandit", "-p", "gamma=0.05", "-p", "seed=3", *SMALL)
+    assert result.exit_code == 0, result.output
+    assert "gamma=0.05" in result.output and "seed=3" in result.output
+    assert "NoisyBandit(rho0=0.0, rho1=0.0)" in result.output
+
+
+def test_bad_rho0_is_one_clean_line():
+    result = invoke("simulate", "--learner", "banditron", "--feedback", "noisy-bandit", "--rho0", "1.5", *SMALL)
+    assert_clean_error(result, "rho0", "Error")
+
+
+def test_unknown_learner_and_feedback_list_choices():
+    result = invoke("simulate", "--learner", "nope", *SMALL)
+    assert_clean_error(result, "unknown learner 'nope'", "perceptron", "banditron")
+    result = invoke("simulate", "--learner", "banditron", "--feedback", "smoke-signals", *SMALL)
+    assert_clean_error(result, "unknown feedback 'smoke-signals'", "noisy-bandit", "full")
+
+
+def test_parameter_and_compatibility_errors():
+    assert_clean_error(invoke("simulate", "-l", "banditron", "-p", "gamma=2", *SMALL), "gamma")
+    assert_clean_error(invoke("simulate", "-l", "banditron", "-p", "colour=red", *SMALL),
+                       "no parameter 'colour'", "gamma")
+    assert_clean_error(invoke("simulate", "-l", "banditron", "-p", "gamma", *SMALL), "NAME=VALUE")
+    assert_clean_error(invoke("simulate", "-l", "perceptron", "-f", "noisy-bandit", *SMALL), "--feedback full")
+    assert_clean_error(invoke("simulate", "-l", "perceptron", "--dataset", "no-such-set"), "no-such-set")
+
+
+def test_registry_plugs_in_a_learner(monkeypatch):
+    made = {}
+
+    def factory(n_classes, gamma=0.1, seed=None, boost=1):
+        made.update(n_classes=n_classes, gamma=gamma, boost=boost)
+        return nf.Banditron(n_classes, gamma=gamma, seed=seed)
+
+    monkeypatch.setitem(cli.LEARNERS, "my-banditron", factory)
+    result = invoke("simulate", "-l", "my-banditron", "--gamma", "0.2", "-p", "boost=3", *SMALL)
+    assert result.exit_code == 0, result.output
+    assert made == {"n_classes": 9, "gamma": 0.2, "boost": 3}
+
+
+def test_datasets_command_with_fake_catalog(monkeypatch):
+    entries = [
+        {"name": "synsep", "kind": "generated", "n_samples": 100000, "n_features": 400, "n_classes": 9,
+         "available": True, "path": None},
+        {"name": "mnist", "kind": "file", "n_samples": 70000, "n_features": 784, "n_classes": 10,
+         "available": False, "path": None},
+    ]
+    seen = []
+    monkeypatch.setattr(nf.datasets, "catalog", lambda data_dir=None: seen.append(data_dir) or entries,
+                        raising=False)
+    result = invoke("datasets", "--data-dir", "/somewhere")
+    assert result.exit_code == 0, result.output
+    assert "synsep" in result.output and "mnist" in result.output and "70,000" in result.output
+    assert str(seen[0]) == "/somewhere"
+
+
+def test_datasets_command_real_catalog(tmp_path):
+    result = invoke("datasets", "--data-dir", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "synsep" in result.output
+    if hasattr(nf.datasets, "load"):
+        assert "digits" in result.output
+
+
+def test_demo_writes_report(tmp_path):
+    out = tmp_path / "report"
+    result = invoke("demo", "--out", str(out), "--rounds", "3000", "--seeds", "2")
+    assert result.exit_code == 0, result.output
+    assert (out / "index.html").is_file() and (out / "index.md").is_file()
+    assert len(list(out.glob("*.png"))) >= 1
+    md = (out / "index.md").read_text()
+    assert "Perceptron" in md and "± " in md and "NoisyBandit(0.2,0.4)" in md
+    assert "index.html" in result.output
+
+
+def test_demo_parts_are_extensible(tmp_path, monkeypatch):
+    from noisyfeedback.report import Section
+
+    def extra(ctx):
+        return [Section("Extra part", text=[f"{ctx.rounds} rounds, seeds {ctx.seeds}"])]
+
+    monkeypatch.setattr(cli, "DEMO_PARTS", [("extra", extra)])
+    result = invoke("demo", "--out", str(tmp_path), "--rounds", "10", "--seeds", "2")
+    assert result.exit_code == 0, result.output
+    assert "10 rounds, seeds [0, 1]" in (tmp_path / "index.md").read_text()
+
+
+@pytest.mark.parametrize("items, expected", [
+    (["gamma=0.05"], {"gamma": 0.05}),
+    (["m=3", "diagonal=true", "scaling=opt", "seed=none"], {"m": 3, "diagonal": True, "scaling": "opt", "seed": None}),
+])
+def test_parse_params(items, expected):
+    assert cli.parse_params(items) == expected
