@@ -125,7 +125,7 @@ def test_datasets_command_real_catalog(tmp_path):
 
 def test_demo_writes_report(tmp_path):
     out = tmp_path / "report"
-    result = invoke("demo", "--out", str(out), "--rounds", "3000", "--seeds", "2")
+    result = invoke("demo", "--out", str(out), "--rounds", "3000", "--seeds", "2", "--part", "bandit-baselines")
     assert result.exit_code == 0, result.output
     assert (out / "index.html").is_file() and (out / "index.md").is_file()
     assert len(list(out.glob("*.png"))) >= 1
@@ -152,3 +152,65 @@ def test_demo_parts_are_extensible(tmp_path, monkeypatch):
 ])
 def test_parse_params(items, expected):
     assert cli.parse_params(items) == expected
+
+
+def test_run_plot_and_reproduce_commands(tmp_path):
+    """`run` a small config, `plot` its results, `reproduce example --quick`: every link of the report resolves."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from noisyfeedback.cli import app
+
+    runner = CliRunner()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'n_rounds = 2000\nseeds = 2\n[[datasets]]\nname = "synsep"\nn_samples = 500\n'
+        '[[channels]]\nname = "NoisyBandit"\nparams = { rho0 = 0.2, rho1 = 0.4 }\n'
+        '[[learners]]\nname = "RCNBF"\nparams = { gamma = [0.05, 0.1] }\nmatch_channel = true\n'
+    )
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "res")])
+    assert res.exit_code == 0, res.output
+    results = tmp_path / "res" / "results.parquet"
+    assert results.is_file()
+    res = runner.invoke(app, ["plot", str(results), "--out", str(tmp_path / "figs")])
+    assert res.exit_code == 0, res.output
+    assert list((tmp_path / "figs").rglob("*.png"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text(cfg.read_text().replace("gamma", "gama"))
+    res = runner.invoke(app, ["run", str(bad), "--out", str(tmp_path / "res2")])
+    assert res.exit_code == 2 and "learners[0].params" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["reproduce", "example", "--quick", "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "rep" / "index.html").read_text()
+    refs = re.findall(r'(?:src|href)="([^"#]+)"', page)
+    assert refs and all((tmp_path / "rep" / r).exists() for r in refs if "://" not in r)
+    res = runner.invoke(app, ["reproduce", "nosuchpaper", "--quick", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "unknown recipe" in res.output
+
+
+def test_demo_links_the_quick_reproductions(tmp_path, monkeypatch):
+    """The reproductions part runs every recipe but 'example' in quick mode and links each report."""
+    import re
+
+    import noisyfeedback.experiments as ex
+
+    calls = []
+
+    def fake_reproduce(name, quick, data_dir, out, jobs, progress):
+        calls.append((name, quick))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text("<html></html>")
+        return out / "index.html"
+
+    monkeypatch.setattr(ex, "recipe_names", lambda: ["example", "paper_a", "paper_b"])
+    monkeypatch.setattr(ex, "reproduce", fake_reproduce)
+    result = invoke("demo", "--out", str(tmp_path), "--rounds", "10", "--seeds", "1", "--part", "reproductions")
+    assert result.exit_code == 0, result.output
+    assert calls == [("paper_a", True), ("paper_b", True)]
+    page = (tmp_path / "index.html").read_text()
+    links = re.findall(r'href="([^"]+)"', page)
+    assert "reproduce/paper_a/index.html" in links
+    assert all((tmp_path / link).exists() for link in links)
+    result = invoke("demo", "--out", str(tmp_path), "--part", "nope")
+    assert result.exit_code == 2 and "unknown demo part" in result.output

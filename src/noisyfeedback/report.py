@@ -36,7 +36,7 @@ class Section:
     """One section of a report.
 
     heading : str
-    text : paragraphs (a string is one paragraph); `code` and **bold** are rendered in HTML.
+    text : paragraphs (a string is one paragraph); `code`, **bold** and [links](path) are rendered in HTML.
     figures : {name: matplotlib Figure}; saved as PNG, the name is the caption.
     tables : {caption: DataFrame} (or a list of DataFrames without captions).
     """
@@ -127,6 +127,8 @@ def _inline_html(text: str) -> str:
     out = html.escape(text)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
     out = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+    # [text](relative/link): links to files next to the report (e.g. sub-reports)
+    out = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r'<a href="\2">\1</a>', out)
     return out
 
 
