@@ -14,7 +14,7 @@ from . import datasets, feedback
 from .base import Learner, load
 from .learners import BPA, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
-from .learners import NLMS, ORS
+from .learners import NLMS, ORS, UMA, make_kernel_uma
 from .simulate import Trace, simulate
 
 __all__ = [
@@ -34,4 +34,6 @@ __all__ = [
     "MCDBF",
     "NLMS",
     "ORS",
+    "UMA",
+    "make_kernel_uma",
 ]

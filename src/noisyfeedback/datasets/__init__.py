@@ -34,6 +34,7 @@ from .loaders import (
     read_idx,
 )
 from .regression import channel_equalization, ors_synthetic, speech_substitute
+from .uma_toy import uma_toy
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -61,4 +62,5 @@ __all__ = [
     "ors_synthetic",
     "channel_equalization",
     "speech_substitute",
+    "uma_toy",
 ]

@@ -7,7 +7,8 @@ from .bandit.soba import SOBA
 from .bandit.rcnbf import RCNBF
 from .diluted.mcdbf import MCDBF
 from .diluted.mcslp import MCSLP
+from .label_noise.uma import UMA, make_kernel_uma
 from .regression.nlms import NLMS
 from .regression.ors import ORS
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS"]
+__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma"]
