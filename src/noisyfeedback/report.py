@@ -116,7 +116,7 @@ def _html_table(df: pd.DataFrame, float_format: str) -> str:
     numeric = [False] * (len(header) - len(df.columns)) + [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
     th = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "\n".join(
-        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{html.escape(c)}</td>' for c, n in zip(r, numeric)) + "</tr>"
+        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{_inline_html(c)}</td>' for c, n in zip(r, numeric)) + "</tr>"
         for r in rows
     )
     return f"<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
