@@ -10,9 +10,9 @@ True
 
 __version__ = "0.1.0"
 
-from . import datasets, feedback
+from . import datasets, feedback, metrics, noise
 from .base import Learner, load
-from .learners import BPA, RCNBF, SOBA, Banditron, Perceptron
+from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import NLMS, ORS, UMA, make_kernel_uma
 from .simulate import Trace, simulate
@@ -21,6 +21,8 @@ __all__ = [
     "__version__",
     "datasets",
     "feedback",
+    "metrics",
+    "noise",
     "Learner",
     "load",
     "simulate",
@@ -28,6 +30,7 @@ __all__ = [
     "Perceptron",
     "Banditron",
     "RCNBF",
+    "RCINE",
     "BPA",
     "SOBA",
     "MCSLP",

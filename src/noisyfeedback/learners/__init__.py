@@ -4,6 +4,7 @@ from .bandit.banditron import Banditron
 from .bandit.bpa import BPA
 from .bandit.perceptron import Perceptron
 from .bandit.soba import SOBA
+from .bandit.rcine import RCINE
 from .bandit.rcnbf import RCNBF
 from .diluted.mcdbf import MCDBF
 from .diluted.mcslp import MCSLP
@@ -11,4 +12,4 @@ from .label_noise.uma import UMA, make_kernel_uma
 from .regression.nlms import NLMS
 from .regression.ors import ORS
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma"]
+__all__ = ["Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma"]

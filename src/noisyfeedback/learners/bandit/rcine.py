@@ -29,7 +29,8 @@ class RCINE(RCNBF):
     n_s : int >= 10
         Rounds between estimates, and size of the buffer they use.
     estimator : str
-        Method of ``estimate_flip_rates``.
+        Method of :func:`noisyfeedback.noise.estimate_flip_rates`: "mixture" (ours, default)
+        or "nrest" (the paper's NREst).
     seed : int, SeedSequence or None
 
     References
@@ -43,9 +44,9 @@ class RCINE(RCNBF):
         "n_s": Integer(10),
         "seed": AnySeed(),
     }
-    _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 40, "estimator": "moments", "seed": 0}
+    _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 100, "estimator": "mixture", "seed": 0}
 
-    def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "moments",
+    def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "mixture",
                  seed: int | None = None):
         self.n_classes = n_classes
         self.gamma = gamma

@@ -1,0 +1,26 @@
+"""Noise-rate estimation for noisy bandit feedback (SPEC §4.5).
+
+- :func:`estimate_flip_rates` — the entry point: ``(rho0_hat, rho1_hat)`` from
+  logged tuples (x, action, f̃); ``method`` picks the estimator.
+- :func:`estimate_mixture` — ours, the default: the mixture structure
+  P(f̃=1|x,a) = ρ0 + β·π_a(x) fitted with a softmax ranker, then cross-fitted
+  plateau calibration.
+- :func:`estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
+
+Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`.
+"""
+
+from ._common import FlipRateWarning, clip_rates
+from .estimate import DEFAULT_METHOD, METHODS, estimate_flip_rates
+from .mixture import estimate_mixture
+from .nrest import estimate_nrest
+
+__all__ = [
+    "estimate_flip_rates",
+    "METHODS",
+    "DEFAULT_METHOD",
+    "estimate_mixture",
+    "estimate_nrest",
+    "clip_rates",
+    "FlipRateWarning",
+]

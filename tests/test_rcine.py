@@ -1,0 +1,73 @@
+"""RCINE (Agarwal & Manwani 2021, Algorithm 2): RCNBF with flip rates re-estimated every n_s rounds."""
+
+import numpy as np
+import pytest
+
+import noisyfeedback as nf
+from conftest import JIT_DISABLED
+from test_simulate import python_loop
+
+
+@pytest.fixture(scope="module")
+def data():
+    return nf.datasets.synsep(n_samples=3000, seed=3)
+
+
+def test_compiled_loop_equals_python_loop_including_the_estimates(data):
+    X, y = data
+    ch = nf.feedback.NoisyBandit(0.2, 0.4)
+    n = 1_200
+    a = nf.RCINE(9, gamma=0.1, n_s=500, seed=1)
+    b = nf.RCINE(9, gamma=0.1, n_s=500, seed=1)
+    trace = nf.simulate(a, X, y, ch, n_rounds=n, seed=2)
+    mistakes = python_loop(b, X, y, ch, n, seed=2)
+    assert trace.mistakes == int(mistakes.sum())
+    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(a.rho_history_, b.rho_history_)
+    assert a.rho_history_[:, 0].tolist() == [500, 1000]  # estimated at rounds n_s and 2 n_s
+    np.testing.assert_array_equal(a.buffer_actions_, b.buffer_actions_)
+    assert a.buffer_X_.shape == (500, X.shape[1])
+
+
+def test_learning_in_pieces_equals_learning_at_once(data):
+    X, y = data
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 9, size=700)
+    fb = nf.feedback.NoisyBandit(0.1, 0.2).respond(y[:700], actions, rng)
+    p = np.full(700, 0.5)
+    a = nf.RCINE(9, gamma=0.1, n_s=200, seed=0).learn(X[:700], actions, fb, p)
+    b = nf.RCINE(9, gamma=0.1, n_s=200, seed=0)
+    for lo, hi in [(0, 150), (150, 420), (420, 700)]:
+        b.learn(X[lo:hi], actions[lo:hi], fb[lo:hi], p[lo:hi])
+    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(a.rho_history_, b.rho_history_)
+    assert a.t_ == b.t_ == 700 and a.rho_history_.shape == (3, 3)
+
+
+def test_rcine_before_its_first_estimate_is_banditron(data):
+    """ρ̂ = 0 until round n_s: the first n_s rounds are Banditron's, bit for bit."""
+    X, y = data
+    ch = nf.feedback.NoisyBandit(0.2, 0.4)
+    r, b = nf.RCINE(9, gamma=0.1, n_s=5000, seed=3), nf.Banditron(9, gamma=0.1, seed=3)
+    nf.simulate(r, X, y, ch, n_rounds=4000, seed=1)
+    nf.simulate(b, X, y, ch, n_rounds=4000, seed=1)
+    np.testing.assert_array_equal(r.W_, b.W_)
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="needs many rounds")
+@pytest.mark.slow
+def test_rcine_estimates_the_rates_and_beats_banditron():
+    X, y = nf.datasets.synsep(n_samples=20_000, seed=3)
+    ch = nf.feedback.NoisyBandit(0.2, 0.4)
+    r = nf.RCINE(9, gamma=0.05, n_s=20_000, seed=0)
+    tr = nf.simulate(r, X, y, ch, n_rounds=200_000, seed=0)
+    tb = nf.simulate(nf.Banditron(9, gamma=0.05, seed=0), X, y, ch, n_rounds=200_000, seed=0)
+    last = r.rho_history_[-1]
+    assert abs(last[1] - 0.2) < 0.05 and abs(last[2] - 0.4) < 0.05, r.rho_history_
+    assert tr.error_rate < 0.6 * tb.error_rate, (tr.error_rate, tb.error_rate)
+
+
+def test_rcine_rejects_an_unknown_estimator(data):
+    X, y = data
+    with pytest.raises(ValueError, match="'estimator' parameter of RCINE"):
+        nf.simulate(nf.RCINE(9, estimator="magic"), X, y, nf.feedback.NoisyBandit(0, 0), n_rounds=10)
