@@ -21,7 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/test_kernels.py tests/test_simulate.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/test_kernels.py tests/test_simulate.py tests/test_rcnbf.py tests/test_diluted.py tests/test_regression.py
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"
