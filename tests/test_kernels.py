@@ -240,3 +240,25 @@ def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
     A_expected = Aref.reshape(K, d) if diagonal else np.linalg.inv(Aref)
     np.testing.assert_allclose(A, A_expected, rtol=1e-8, atol=1e-10)
     assert cum_ref > 0 and (th_ref != 0).any()  # the run did update
+
+
+@pytest.mark.parametrize("shape,density", [((7, 5), 0.3), ((1, 1), 1.0), ((4, 9), 0.0), ((30, 64), 0.1), ((5, 3), 1.0)])
+def test_dense_to_csr_matches_scipy(rng, shape, density):
+    from noisyfeedback.kernels.linear import count_row_nonzeros, dense_to_csr
+
+    X = rng.normal(size=shape) * (rng.random(shape) < density)
+    if shape[0] > 2:
+        X[0] = 0.0  # an empty first row
+        X[-1, -1] = 0.0  # the last row ends with a zero (the fill writes one slot past its last non-zero)
+        X[1, 0] = -0.0  # a negative zero is a zero
+    counts = np.empty(shape[0], np.int64)
+    total = count_row_nonzeros(X, counts)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    indices = np.full(total + 1, -1, np.int64)
+    data = np.full(total + 1, np.nan)
+    dense_to_csr(X, indptr, indices, data)
+    expected = sp.csr_matrix(X)
+    assert total == expected.nnz
+    np.testing.assert_array_equal(indptr, expected.indptr)
+    np.testing.assert_array_equal(indices[:total], expected.indices)
+    np.testing.assert_array_equal(data[:total], expected.data)

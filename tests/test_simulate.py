@@ -156,3 +156,55 @@ def test_simulate_rejects_bad_data(synsep_data):
         nf.simulate(nf.Banditron(9, seed=0), X, y[:-1], ch, n_rounds=10)
     with pytest.raises(ValueError, match="2-D"):
         nf.simulate(nf.Banditron(9, seed=0), X[0], y[:1], ch, n_rounds=10)
+
+
+def _mostly_zero(n=400, d=60, K=4, seed=0):
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(K, d))
+    X = rng.random((n, d)) * (rng.random((n, d)) < 0.15)
+    X[::17] = 0.0  # some empty rows
+    return X, np.argmax(X @ W.T, axis=1)
+
+
+@pytest.mark.parametrize("make,channel", [
+    (lambda: nf.RCNBF(4, gamma=0.2, rho0=0.1, rho1=0.2, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.Perceptron(4), nf.feedback.ConfusionNoise(np.full((4, 4), 0.05) + 0.8 * np.eye(4))),
+    (lambda: nf.MCDBF(4, m=2, gamma=0.3, seed=1), nf.feedback.Diluted(2)),
+])
+def test_mostly_zero_dense_x_read_as_csr_gives_the_same_bits(monkeypatch, make, channel):
+    """simulate reads a mostly-zero dense X as CSR; forcing the dense path must not change a bit."""
+    import sys
+
+    from noisyfeedback._rows import simulation_rows
+
+    sim = sys.modules["noisyfeedback.simulate"]  # the module (nf.simulate is the function)
+
+    X, y = _mostly_zero()
+    assert sp.issparse(simulation_rows(X, n_rounds=1000))
+    a, b = make(), make()
+    t_rows = nf.simulate(a, X, y, channel, n_rounds=1000, seed=4)
+    monkeypatch.setattr(sim, "simulation_rows", lambda X, n_rounds=None, cache=False: X)
+    t_dense = nf.simulate(b, X, y, channel, n_rounds=1000, seed=4)
+    assert t_rows == t_dense
+    np.testing.assert_array_equal(a.W_, b.W_)
+
+
+def test_simulation_rows_converts_only_mostly_zero_x_and_caches_per_array():
+    import gc
+
+    from noisyfeedback import _rows
+
+    X, _ = _mostly_zero()
+    dense = np.ones((50, 4))
+    assert _rows.simulation_rows(dense) is dense  # above MAX_DENSITY: stays dense
+    assert _rows.simulation_rows(X, n_rounds=10) is X  # fewer rounds than rows: not worth a pass over X
+    R = _rows.simulation_rows(X, n_rounds=10_000)
+    assert R.indices.dtype == np.int64 and R.indptr.dtype == np.int64
+    assert (R != sp.csr_matrix(X)).nnz == 0
+    c1 = _rows.simulation_rows(X, cache=True)
+    assert _rows.simulation_rows(X, cache=True) is c1
+    assert _rows.simulation_rows(X.copy(), cache=True) is not c1
+    key = id(X)
+    del X
+    gc.collect()
+    assert key not in _rows._CACHE

@@ -124,11 +124,16 @@ def _build_learner(task, n_classes: int | None, learner_seed):
 @register_task_kind("online")
 def run_online(task: dict[str, Any], X, y, n_classes: int, seeds) -> dict[str, Any]:
     """Run ``nf.simulate`` for the task; return the result columns."""
+    from .._rows import simulation_rows
     from ..simulate import simulate
 
     sim_seed, learner_seed = seeds
     learner, learner_repr = _build_learner(task, n_classes, learner_seed)
     channel = make_channel(task["channel"]["name"], task["channel"]["params"], n_classes)
+    if (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.flags.c_contiguous
+            and getattr(learner, "feedback_kind", None) != "target"):
+        # the data set is cached for the process and never modified: read it as CSR, converted once
+        X = simulation_rows(X, cache=True)
     trace = simulate(learner, X, y, feedback=channel, n_rounds=int(task["n_rounds"]), seed=sim_seed,
                      checkpoints=_checkpoints(task))
     out = {

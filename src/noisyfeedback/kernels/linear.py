@@ -119,3 +119,31 @@ def score_rows(W, Xd, indptr, indices, data, sparse, out):
         row_scores(W, idx, val, nnz, s)
         for k in range(W.shape[0]):
             out[i, k] = s[k]
+
+
+@njit(cache=True)
+def count_row_nonzeros(Xd, counts):
+    """counts[i] = number of non-zeros of row i; returns their total."""
+    total = 0
+    for i in range(Xd.shape[0]):
+        c = 0
+        for j in range(Xd.shape[1]):
+            c += Xd[i, j] != 0.0
+        counts[i] = c
+        total += c
+    return total
+
+
+@njit(cache=True)
+def dense_to_csr(Xd, indptr, indices, data):
+    """Fill a CSR structure with the non-zeros of dense Xd, row by row in column order.
+
+    ``indptr`` must already hold the row offsets (cumulative non-zero counts).
+    """
+    for i in range(Xd.shape[0]):
+        p = indptr[i]
+        for j in range(Xd.shape[1]):  # branch-free compaction, as fetch_row
+            v = Xd[i, j]
+            indices[p] = j
+            data[p] = v
+            p += v != 0.0
