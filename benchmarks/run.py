@@ -1,9 +1,13 @@
-"""Speed benchmarks (``make bench``): writes benchmarks/RESULTS.md and prints it.
+"""Speed against the peers (``make bench``): writes benchmarks/RESULTS.md and prints it.
 
-Workloads are timed after a JIT warm-up run on the same argument types, so
-compilation is never counted. Data: MNIST from ``--data-dir`` when present,
-else an MNIST-shaped synthetic stream (d = 784, K = 10, ~19 % non-zero pixels
-in [0, 1], the density of MNIST).
+The workloads are declared in :data:`WORKLOADS` and :data:`SWEEP`; every one runs ours and
+the peer on identical data in this one process run. Ours is timed by ``nf.simulate`` after a
+JIT warm-up on the same argument types (compilation is never counted; converting a mostly-zero
+dense X to CSR is, see ``noisyfeedback/_rows.py``). Peers missing from the environment (the
+``bench`` extra: ``vowpalwabbit``, ``river``) are reported as missing.
+
+Data: MNIST from ``--data-dir`` when present, else an MNIST-shaped synthetic stream; sparse
+workloads use a generated RCV1-like stream (see :func:`rcv1_like`).
 """
 
 from __future__ import annotations
@@ -17,10 +21,29 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-import noisyfeedback as nf
+import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import noisyfeedback as nf  # noqa: E402
+import peers  # noqa: E402
+
+#: bandit multiclass on the MNIST-shaped dense stream: ours vs VW --cbify (same rows, same γ)
+BANDIT = [
+    {"learner": "RCNBF", "params": {"gamma": 0.05, "rho0": 0.2, "rho1": 0.4}, "channel": (0.2, 0.4)},
+    {"learner": "Banditron", "params": {"gamma": 0.05}, "channel": (0.0, 0.0)},
+]
+#: the RCV1-like sparse streams: (n rows, d features, non-zeros per row)
+SPARSE = [(100_000, 50_000, 50), (100_000, 50_000, 200), (100_000, 500_000, 50)]
+#: the noisy-bandit figure (issue #4, Figure 2) at full size, γ fixed (no tuning)
+SWEEP = {
+    "settings": [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)],
+    "learners": {"RCNBF": {"gamma": 0.05}, "RCINE": {"gamma": 0.05, "n_s": 100_000}, "Banditron": {"gamma": 0.05},
+                 "BPA": {"gamma": 0.05}, "SOBA": {"gamma": 0.05, "diagonal": True}},
+    "n_rounds": 1_000_000,
+}
 
 
 def mnist_shaped(n: int = 60_000, seed: int = 0):
@@ -36,15 +59,43 @@ def load_stream(data_dir: str | None):
     if data_dir:
         try:
             X, y = nf.datasets.load("mnist", split="train", data_dir=data_dir)
-            return X, y, "MNIST train (60000 x 784)"
+            return X, y, "MNIST train 60000×784 dense float64"
         except (FileNotFoundError, AttributeError, ValueError) as exc:
             print(f"MNIST not loaded ({exc}); using an MNIST-shaped synthetic stream", file=sys.stderr)
     X, y = mnist_shaped()
-    return X, y, "MNIST-shaped synthetic (60000 x 784, 19 % dense)"
+    return X, y, "MNIST-shaped synthetic 60000×784 dense float64 (19 % non-zero)"
 
 
-def time_simulate(make, X, y, channel, n_rounds, repeats=3):
-    nf.simulate(make(), X, y, channel, n_rounds=1000, seed=0)  # JIT warm-up (also cached on disk)
+def rcv1_like(n: int, d: int, nnz: int, n_classes: int = 10, seed: int = 0):
+    """CSR rows with about ``nnz`` non-zeros each (Zipf-like feature popularity, positive tf-idf-like
+    values, unit L2 norm); labels from a planted sparse linear model, so the stream is learnable.
+
+    Each row draws ``nnz`` features from the popularity law and keeps the distinct ones, so a row has
+    slightly fewer than ``nnz`` non-zeros; the table reports the mean.
+    """
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, d + 1) ** 0.6)
+    cdf /= cdf[-1]
+    idx = np.sort(np.minimum(np.searchsorted(cdf, rng.random((n, nnz))), d - 1), axis=1)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[:, 1:] = idx[:, 1:] != idx[:, :-1]
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    indices = idx[keep].astype(np.int64)
+    data = rng.exponential(size=indices.size)
+    norms = np.sqrt(np.add.reduceat(data ** 2, indptr[:-1]))
+    data /= np.repeat(norms, np.diff(indptr))
+    X = sp.csr_matrix((n, d))
+    X.data, X.indices, X.indptr = data, indices, indptr
+    W = sp.random(n_classes, d, density=0.05, random_state=rng, data_rvs=rng.standard_normal).tocsr()
+    y = np.asarray((X @ W.T).toarray().argmax(axis=1)).ravel().astype(np.int64)
+    return X, y
+
+
+def time_ours(make, X, y, channel, n_rounds: int, repeats: int = 3):
+    """Best of ``repeats`` runs of ``nf.simulate`` (seeds 0..), after a warm-up on the same types."""
+    k = min(2_000, X.shape[0])
+    nf.simulate(make(), X[:k], y[:k], channel, n_rounds=4 * k, seed=0)  # compile (or load from the disk cache)
     best = None
     for r in range(repeats):
         t = nf.simulate(make(), X, y, channel, n_rounds=n_rounds, seed=r)
@@ -53,43 +104,215 @@ def time_simulate(make, X, y, channel, n_rounds, repeats=3):
     return best
 
 
+def _rate(x: float) -> str:
+    return f"{x / 1e3:,.0f}k/s" if x >= 1e3 else f"{x:,.0f}/s"
+
+
+def bandit_rows(X, y, rounds: int, vw_rounds: int, workdir: Path) -> list[dict]:
+    rows = []
+    K = int(y.max()) + 1
+    for spec in BANDIT:
+        cls = getattr(nf, spec["learner"])
+        make = lambda cls=cls, p=spec["params"]: cls(K, seed=0, **p)  # noqa: E731
+        channel = nf.feedback.NoisyBandit(*spec["channel"])
+        t = time_ours(make, X, y, channel, rounds)
+        rows.append({"workload": f"bandit, {spec['learner']} {channel!r}", "ours": t.rounds_per_second,
+                     "ours_err": t.error_rate, "detail": f"{t.n_rounds:,} rounds in {t.wall_time:.2f} s"})
+    from noisyfeedback.simulate import round_order
+
+    order = round_order(X.shape[0], vw_rounds, np.random.default_rng(0))
+    vw = peers.vw_cbify(X, y, order, K, 0.05, workdir)
+    for r in rows:
+        if vw is None:
+            r.update(peer="VW not installed")
+        else:
+            r.update(peer=f"VW --cbify {K}", peer_rate=vw["cache"], peer_err=vw["loss"],
+                     detail=r["detail"] + f"; VW {vw['n']:,} rows: text {_rate(vw['text'])}, "
+                                          f"own cache {_rate(vw['cache'])}; VW's error counts played actions")
+    return rows
+
+
+def full_info_rows(X, y, river_rounds: int) -> list[dict]:
+    K = int(y.max()) + 1
+    n = X.shape[0]
+    t = time_ours(lambda: nf.Perceptron(K), X, y, nf.feedback.FullLabel(), n)
+    learner = nf.Perceptron(K)
+    nf.simulate(learner, X, y, nf.feedback.FullLabel(), n_rounds=n, seed=0)
+    ours_after = float(np.mean(learner.predict(X) != y))
+    rate_sk, err_sk = peers.sklearn_perceptron_epoch(X, y)
+    rows = [{"workload": "full information, Perceptron, one pass", "ours": t.rounds_per_second, "ours_err": ours_after,
+             "peer": "scikit-learn Perceptron.fit (max_iter=1)", "peer_rate": rate_sk, "peer_err": err_sk,
+             "detail": "errors: training error after the pass (both)"}]
+    order = np.random.default_rng(0).permutation(n)[:river_rounds]
+    rv = peers.river_progressive(X, y, order)
+    tr = time_ours(lambda: nf.Perceptron(K), X, y, nf.feedback.FullLabel(), n)
+    row = {"workload": "full information, per example, progressive error", "ours": tr.rounds_per_second,
+           "ours_err": tr.error_rate, "detail": f"ours {n:,} rounds; errors: online (predict, then learn)"}
+    if rv is None:
+        row.update(peer="river not installed")
+    else:
+        row.update(peer="river SoftmaxRegression", peer_rate=rv[0], peer_err=rv[1],
+                   detail=row["detail"] + f"; river {river_rounds:,} rounds")
+    rows.append(row)
+    return rows
+
+
+def sparse_rows(rounds: int) -> list[dict]:
+    rows = []
+    for n, d, nnz in SPARSE:
+        X, y = rcv1_like(n, d, nnz)
+        K = int(y.max()) + 1
+        t = time_ours(lambda: nf.RCNBF(K, gamma=0.05, rho0=0.2, rho1=0.4, seed=0), X, y,
+                      nf.feedback.NoisyBandit(0.2, 0.4), rounds)
+        tp = time_ours(lambda: nf.Perceptron(K), X, y, nf.feedback.FullLabel(), n)
+        rate_sk, err_sk = peers.sklearn_perceptron_epoch(X, y)
+        nnz = X.nnz / n  # the mean, after duplicates were dropped
+        ns_nnz = 1e9 / (t.rounds_per_second * nnz)
+        rows.append({"workload": f"sparse CSR, RCNBF (0.2, 0.4): d = {d:,}, {nnz:.0f} non-zeros a row "
+                                 f"({100 * nnz / d:.2g} %)",
+                     "ours": t.rounds_per_second, "ours_err": t.error_rate,
+                     "detail": f"{ns_nnz:.1f} ns per non-zero; {t.n_rounds:,} rounds"})
+        rows.append({"workload": f"sparse CSR, Perceptron one pass: d = {d:,}, {nnz:.0f} non-zeros a row",
+                     "ours": tp.rounds_per_second, "ours_err": tp.error_rate, "peer": "scikit-learn Perceptron.fit",
+                     "peer_rate": rate_sk, "peer_err": err_sk,
+                     "detail": f"{1e9 / (tp.rounds_per_second * nnz):.1f} ns per non-zero; "
+                               "ours: online error; scikit-learn: training error after the epoch"})
+    return rows
+
+
+def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[dict]:
+    from noisyfeedback.experiments import run_experiment
+
+    def config(n_seeds, name):
+        return {
+            "name": name, "n_rounds": SWEEP["n_rounds"], "checkpoints": 30,
+            "datasets": [{"name": "mnist", "normalize": True, "label": "MNIST"}],
+            "channels": [{"name": "NoisyBandit", "params": {"rho0": [s[0] for s in SWEEP["settings"]],
+                                                            "rho1": [s[1] for s in SWEEP["settings"]]},
+                          "zip": [["rho0", "rho1"]]}],
+            "learners": [{"name": k, "params": v, **({"match_channel": True} if k == "RCNBF" else {})}
+                         for k, v in SWEEP["learners"].items()],
+            "seeds": list(range(n_seeds)),
+        }
+
+    rows = []
+    for jobs, n_seeds in ((1, serial_seeds), (2, seeds)):
+        if n_seeds <= 0:
+            continue
+        out = workdir / f"sweep-j{jobs}"
+        t0 = time.perf_counter()
+        res = run_experiment(config(n_seeds, f"bench-sweep-j{jobs}"), out, jobs=jobs, data_dir=data_dir,
+                             progress=False)
+        wall = time.perf_counter() - t0
+        from noisyfeedback.experiments import read_results
+
+        df = read_results(res)
+        n_runs = len(df)
+        per = df.groupby("learner")["loop_time"].sum().to_dict() if "learner" in df else {}
+        full = wall * seeds / n_seeds
+        rows.append({
+            "workload": f"sweep: noisy-bandit figure on MNIST, 5 settings × 5 learners × {n_seeds} seeds × 1e6 "
+                        f"rounds, -j {jobs}",
+            "ours": None, "ours_text": f"{wall / 60:.1f} min ({n_runs} runs)"
+                                       + (f"; ×{seeds // n_seeds} = {full / 60:.1f} min for {seeds} seeds"
+                                          if n_seeds != seeds else ""),
+            "detail": "loop seconds by learner: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items())),
+        })
+    return rows
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def render(rows: list[dict], stream: str, args) -> str:
+    import importlib.metadata as md
+
+    def ver(p):
+        try:
+            return md.version(p)
+        except md.PackageNotFoundError:
+            return "not installed"
+
+    lines = [
+        "# Benchmark results", "",
+        f"Machine: {machine()}. Date: {dt.date.today().isoformat()}. noisyfeedback {nf.__version__}, "
+        f"vowpalwabbit {ver('vowpalwabbit')}, river {ver('river')}, scikit-learn {ver('scikit-learn')}.",
+        f"Dense stream: {stream}. Ours: best of 3 `nf.simulate` runs, JIT compilation excluded, one core. "
+        "Ratio: ours / peer, examples per second.", "",
+        "| workload | ours | ours error | peer | peer | peer error | ratio | detail |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ours = r.get("ours_text") or (_rate(r["ours"]) if r.get("ours") else "")
+        peer_rate = r.get("peer_rate")
+        ratio = f"{r['ours'] / peer_rate:.1f}×" if r.get("ours") and peer_rate else ""
+        lines.append("| " + " | ".join([
+            r["workload"], ours, f"{r['ours_err']:.4f}" if r.get("ours_err") is not None else "",
+            r.get("peer", ""), _rate(peer_rate) if peer_rate else "",
+            f"{r['peer_err']:.4f}" if r.get("peer_err") is not None else "", ratio, r.get("detail", ""),
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
-    ap.add_argument("--rounds", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=1_000_000, help="rounds of each timed simulate run")
+    ap.add_argument("--vw-rounds", type=int, default=200_000, help="rows in VW's input file")
+    ap.add_argument("--river-rounds", type=int, default=10_000)
+    ap.add_argument("--sweep-seeds", type=int, default=10, help="seeds of the -j 2 sweep (0: no sweep)")
+    ap.add_argument("--sweep-serial-seeds", type=int, default=1,
+                    help="seeds of the serial sweep, extrapolated to --sweep-seeds (0: none)")
+    ap.add_argument("--only", choices=["bandit", "full", "sparse", "sweep", "teachers"], action="append")
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = ap.parse_args(argv)
 
-    X, y, data_name = load_stream(args.data_dir)
-    rows = []
-    workloads = [
-        ("Banditron, NoisyBandit(0, 0)", lambda: nf.Banditron(10, gamma=0.05, seed=0), nf.feedback.NoisyBandit(0, 0)),
-        ("Banditron, NoisyBandit(0.2, 0.4)", lambda: nf.Banditron(10, gamma=0.05, seed=0), nf.feedback.NoisyBandit(0.2, 0.4)),
-        ("Perceptron, FullLabel", lambda: nf.Perceptron(10), nf.feedback.FullLabel()),
-    ]
-    for name, make, channel in workloads:
-        t = time_simulate(make, X, y, channel, args.rounds)
-        rows.append((f"{name} on {data_name}", f"{t.rounds_per_second:,.0f} rounds/s", f"{t.error_rate:.4f}",
-                     f"{t.n_rounds:,} rounds in {t.wall_time:.2f} s"))
-        print(f"{rows[-1][0]}: {rows[-1][1]} (online error {rows[-1][2]})", flush=True)
-
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
-    lines = [
-        "# Benchmark results",
-        "",
-        f"Machine: {machine}. Date: {dt.date.today().isoformat()}. noisyfeedback {nf.__version__}.",
-        "Timings exclude JIT compilation; best of 3 runs; one core (the loops are single-threaded).",
-        "",
-        "| workload | ours | online error | detail |",
-        "|---|---|---|---|",
-        *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows],
-        "",
-    ]
-    text = "\n".join(lines)
+    X, y, stream = load_stream(args.data_dir)
+    work = peers.workdir()
+    parts = args.only or ["bandit", "full", "sparse", "sweep", "teachers"]
+    rows: list[dict] = []
+    for part in parts:
+        t0 = time.perf_counter()
+        if part == "bandit":
+            rows += bandit_rows(X, y, args.rounds, args.vw_rounds, work)
+        elif part == "full":
+            rows += full_info_rows(X, y, args.river_rounds)
+        elif part == "sparse":
+            rows += sparse_rows(args.rounds)
+        elif part == "sweep" and args.sweep_seeds > 0:
+            if not args.data_dir:
+                print("sweep skipped: it runs on MNIST (--data-dir)", file=sys.stderr)
+                continue
+            rows += sweep_rows(args.data_dir, args.sweep_seeds, args.sweep_serial_seeds, work)
+        elif part == "teachers":
+            rows += teacher_rows()
+        print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
+        Path(args.out).write_text(render(rows, stream, args))  # partial table after every part
+    text = render(rows, stream, args)
     Path(args.out).write_text(text)
-    print()
     print(text)
     return 0
+
+
+def teacher_rows() -> list[dict]:
+    """Issue #8's scale target: EvilTeacherSVM on m = 100 000, d = 20 000 (0.5 % dense), 100 teachers."""
+    try:
+        import teachers_scale
+    except ImportError:
+        return []
+    r = teachers_scale.run()
+    return [{"workload": "EvilTeacherSVM solved to tolerance: m = 100,000, d = 20,000 (0.5 %), 100 teachers",
+             "ours_text": f"{r['time_s']:.1f} s", "detail": ", ".join(f"{k} {v}" for k, v in r.items()
+                                                                      if k != "time_s")}]
 
 
 if __name__ == "__main__":

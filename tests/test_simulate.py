@@ -180,11 +180,11 @@ def test_mostly_zero_dense_x_read_as_csr_gives_the_same_bits(monkeypatch, make, 
     sim = sys.modules["noisyfeedback.simulate"]  # the module (nf.simulate is the function)
 
     X, y = _mostly_zero()
-    assert sp.issparse(simulation_rows(X, n_rounds=1000))
+    assert sp.issparse(simulation_rows(X, n_rounds=2000))
     a, b = make(), make()
-    t_rows = nf.simulate(a, X, y, channel, n_rounds=1000, seed=4)
+    t_rows = nf.simulate(a, X, y, channel, n_rounds=2000, seed=4)
     monkeypatch.setattr(sim, "simulation_rows", lambda X, n_rounds=None, cache=False: X)
-    t_dense = nf.simulate(b, X, y, channel, n_rounds=1000, seed=4)
+    t_dense = nf.simulate(b, X, y, channel, n_rounds=2000, seed=4)
     assert t_rows == t_dense
     np.testing.assert_array_equal(a.W_, b.W_)
 
@@ -197,7 +197,7 @@ def test_simulation_rows_converts_only_mostly_zero_x_and_caches_per_array():
     X, _ = _mostly_zero()
     dense = np.ones((50, 4))
     assert _rows.simulation_rows(dense) is dense  # above MAX_DENSITY: stays dense
-    assert _rows.simulation_rows(X, n_rounds=10) is X  # fewer rounds than rows: not worth a pass over X
+    assert _rows.simulation_rows(X, n_rounds=10) is X  # too few rounds to pay for a pass over X
     R = _rows.simulation_rows(X, n_rounds=10_000)
     assert R.indices.dtype == np.int64 and R.indptr.dtype == np.int64
     assert (R != sp.csr_matrix(X)).nnz == 0

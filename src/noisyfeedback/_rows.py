@@ -26,6 +26,9 @@ __all__ = ["MAX_DENSITY", "simulation_rows"]
 
 #: dense X with at most this share of non-zeros is read as CSR by simulate
 MAX_DENSITY = 0.5
+#: ... when the rounds visit at least this many rows per row of X: a conversion costs about as much
+#: as 4 passes of rounds save on MNIST (0.15 s against ≈ 0.6 µs saved a round)
+ROUNDS_PER_ROW = 4
 
 _CACHE: dict[int, tuple[weakref.ref, sp.csr_matrix | None]] = {}  # None: X stays dense
 
@@ -48,8 +51,8 @@ def _to_csr(X: np.ndarray, counts: np.ndarray) -> sp.csr_matrix:
 def simulation_rows(X, n_rounds: int | None = None, *, cache: bool = False):
     """X as the simulate kernels should read it: CSR for a mostly-zero dense X, else X itself.
 
-    A conversion costs about one pass over X, so it is made only when the rounds
-    visit at least as many rows as X has (``n_rounds`` None: always).
+    A conversion pays for itself only over several passes, so it is made only when
+    ``n_rounds >= ROUNDS_PER_ROW * n_rows`` (``n_rounds`` None: always).
 
     ``X`` must already be validated (``check_X``: C-contiguous float64 or CSR with
     int64 indices). With ``cache=True`` the conversion is kept while X lives and
@@ -58,7 +61,7 @@ def simulation_rows(X, n_rounds: int | None = None, *, cache: bool = False):
     """
     if sp.issparse(X) or X.size == 0:
         return X
-    if n_rounds is not None and n_rounds < X.shape[0] and not cache:
+    if n_rounds is not None and n_rounds < ROUNDS_PER_ROW * X.shape[0] and not cache:
         return X
     if cache:
         hit = _CACHE.get(id(X))

@@ -1,0 +1,101 @@
+"""The peers of ``make bench``: Vowpal Wabbit, river and scikit-learn, run on the same data as ours.
+
+Each function returns ``(examples_per_second, error, note)``; ``None`` for a peer that is
+not installed (the ``bench`` extra), so the table says so instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _rows(X, i):
+    if sp.issparse(X):
+        a, b = X.indptr[i], X.indptr[i + 1]
+        return X.indices[a:b], X.data[a:b]
+    nz = np.flatnonzero(X[i])
+    return nz, X[i, nz]
+
+
+def write_vw_text(X, y, rows: np.ndarray, path: Path) -> None:
+    """VW's text format, one line per round: ``label | j:x_j ...`` (labels 1..K, non-zeros only)."""
+    with open(path, "w") as f:
+        for i in rows:
+            idx, val = _rows(X, int(i))
+            f.write(f"{int(y[i]) + 1} | " + " ".join(f"{j}:{v:.9g}" for j, v in zip(idx.tolist(), val.tolist())))
+            f.write("\n")
+
+
+def vw_cbify(X, y, rows: np.ndarray, n_classes: int, epsilon: float, workdir: Path):
+    """VW ``--cbify K --epsilon ε`` over the given rows, reading its text file, then its own cache.
+
+    Returns a dict: text and cache rates (examples/s) and VW's average cbify loss (the share of
+    rounds whose played action was wrong, exploration included).
+    """
+    try:
+        import vowpalwabbit
+    except ImportError:
+        return None
+    text = workdir / "bandit.vw"
+    cache = workdir / "bandit.vw.cache"
+    write_vw_text(X, y, rows, text)
+    out = {}
+    for mode, extra in (("text", ""), ("cache-write", f"--cache_file {cache}"), ("cache", f"--cache_file {cache}")):
+        t0 = time.perf_counter()
+        ws = vowpalwabbit.Workspace(f"--cbify {n_classes} --epsilon {epsilon} -d {text} {extra} --quiet")
+        ws.run_parser()
+        dt = time.perf_counter() - t0
+        n = ws.get_weighted_examples()
+        out[mode] = n / dt
+        out["loss"] = ws.get_sum_loss() / max(n, 1)
+        ws.finish()
+    for p in (text, cache):
+        p.unlink(missing_ok=True)
+    out["n"] = len(rows)
+    return out
+
+
+def sklearn_perceptron_epoch(X, y, seed: int = 0):
+    """scikit-learn ``Perceptron`` for one epoch (``max_iter=1``); error on the same rows after it."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import Perceptron
+
+    clf = Perceptron(max_iter=1, tol=None, shuffle=True, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        t0 = time.perf_counter()
+        clf.fit(X, y)
+        dt = time.perf_counter() - t0
+    return X.shape[0] / dt, float(np.mean(clf.predict(X) != y))
+
+
+def river_progressive(X, y, rows: np.ndarray):
+    """river's multiclass per-example learner (``SoftmaxRegression``), predict-then-learn on each row."""
+    try:
+        from river import linear_model
+    except ImportError:
+        return None
+    model = linear_model.SoftmaxRegression()
+    feats = []
+    for i in rows:  # dicts built before timing: river's input format, not its learning cost
+        idx, val = _rows(X, int(i))
+        feats.append(dict(zip(idx.tolist(), val.tolist())))
+    mistakes = 0
+    t0 = time.perf_counter()
+    for x, i in zip(feats, rows):
+        if model.predict_one(x) != int(y[i]):
+            mistakes += 1
+        model.learn_one(x, int(y[i]))
+    dt = time.perf_counter() - t0
+    return len(rows) / dt, mistakes / len(rows)
+
+
+def workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="nf-bench-", dir=os.environ.get("TMPDIR")))
