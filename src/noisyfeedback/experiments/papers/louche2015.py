@@ -354,7 +354,7 @@ def _run_tasks(tasks: list[tuple], jobs: int, progress: Any, description: str) -
         if jobs and int(jobs) > 1 and len(tasks) > 1:
             from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=int(jobs), return_as="generator_unordered")
+            par = Parallel(n_jobs=int(jobs), return_as="generator")
             for out in par(delayed(f)(*a) for f, *a in tasks):
                 rows += out
                 bars.advance(bar)
@@ -407,6 +407,8 @@ def _ms(v) -> str:
 def fig1a_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per noise level λ: mean noise level, label noise, and both learners' confusion rates."""
     g = df[df["part"] == "fig1a"]
+    if g.empty:
+        return pd.DataFrame()
     rows = []
     for lam, h in g.groupby("lam", sort=True):
         u, p = h[h["learner"] == "UMA"], h[h["learner"] == "Perceptron"]
@@ -424,6 +426,8 @@ def fig1a_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def fig1b_table(df: pd.DataFrame) -> pd.DataFrame:
     g = df[df["part"] == "fig1b"]
+    if g.empty:
+        return pd.DataFrame()
     rows = []
     for alpha, h in g.groupby("alpha", sort=False):
         rows.append({"α": alpha, "λ' fed": h["lam_fed"].iloc[0], "cond(C(λ'))": h["cond"].mean(),
@@ -434,6 +438,8 @@ def fig1b_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def sample_size_table(df: pd.DataFrame) -> pd.DataFrame:
     g = df[df["part"] == "sample_size"]
+    if g.empty:
+        return pd.DataFrame()
     rows = []
     for (lam, n), h in g.groupby(["lam", "n_train"], sort=True):
         u, p = h[h["learner"] == "UMA"], h[h["learner"] == "Perceptron"]
@@ -473,6 +479,8 @@ def table1_setup(df: pd.DataFrame) -> pd.DataFrame:
 
 def _t1_means(df: pd.DataFrame, metric: str = "error") -> dict[str, dict[str, float]]:
     g = df[df["part"] == "table1"]
+    if g.empty:
+        return {}
     return {ds: h.groupby("learner")[metric].mean().to_dict() for ds, h in g.groupby("dataset", sort=False)}
 
 
@@ -481,6 +489,8 @@ def _fig5_summary(df: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
     second half of the iterations, and the error at half-way (mean over runs)."""
     g = df[df["part"] == "fig5"]
     out: dict[str, dict[str, dict[str, float]]] = {}
+    if g.empty:
+        return out
     for (ds, strat), h in g.groupby(["dataset", "strategy"], sort=False):
         its = np.asarray(h["iterations"].iloc[0])
         E = np.vstack(h["error_curve"].to_numpy())
@@ -596,7 +606,8 @@ def make_claims(df: pd.DataFrame) -> list[Claim]:
                             + ", on confusion rate: " + min(by, key=lambda k: by[k]["cr_late"]),
                             bool(not rnd_best_err and not rnd_best_cr), "means over the second half of the "
                                                                          "iterations"))
-        ok = by["confusion"]["cr_late"] < by["error"]["cr_late"] and by["error"]["error_late"] < by["confusion"]["error_late"]
+        ok = (by["confusion"]["cr_late"] < by["error"]["cr_late"]
+              and by["error"]["error_late"] < by["confusion"]["error_late"])
         claims.append(Claim(f"Fig. 5, {ds}: the confusion strategy is better on the confusion rate, the error "
                             "strategy on the error rate", "each best on its own measure",
                             f"confusion rate: confusion {by['confusion']['cr_late']:.3f} vs error "
