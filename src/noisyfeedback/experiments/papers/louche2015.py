@@ -35,9 +35,10 @@ the text we have, so the sizes are ours and the claims are judged
 qualitatively; nothing was tuned to match the paper.
 
 Quick mode (part of ``noisyfeedback demo``): toy data with 4,000 training
-points, Table 1 and Figure 5 on digits, 2 runs — about 15 s on one core.
-Full mode: 20,000 training points, 5 runs, digits and Letter — a few minutes
-on one core (``-j 2`` spreads the runs over two processes).
+points, Table 1 and Figure 5 on digits, 2 runs — about 17 s of CPU.
+Full mode: 20,000 training points, 5 runs, digits and Letter, plus the
+sample-size panel — about 4–5 minutes of CPU on one core (``-j 2`` spreads
+the runs over two processes, with identical results).
 """
 
 from __future__ import annotations
@@ -754,7 +755,7 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         "Table 1: " + (t1_desc or "no data set available") + f"; {plan['table1_runs']} runs (fresh S_l, split and "
         "kernel-PCA sample per run). Features are scaled by the training maximum; the kernel width by the median "
         "heuristic. S_u is the whole training set minus S_l; Ĉ is estimated by 5-fold cross-validation of the "
-        "rough classifier on S_l (`nf.noise.pseudo_label`).",
+        "rough classifier on S_l (`noisyfeedback.noise.confusion.pseudo_label`).",
         "Semi-supervised baseline: the paper used a multiclass S3VM, which scikit-learn does not have; we use "
         "scikit-learn's `LabelSpreading` (k-NN graph, 7 neighbours) on the kernel-PCA features and, for the "
         "paper's '(no K-PCA)' column, on the raw features.",
@@ -771,8 +772,9 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         "**Not reproduced: Reuters.** The Reuters data set of the paper is not available here (not bundled, not in "
         "the data directory), so its Table 1 row is not run, and Figure 5 — which the paper ran on Reuters — runs "
         "on the toy data and on our Table 1 data sets instead. A user who has it as a LIBSVM/svmlight file can load "
-        "it with `nf.datasets.load('path/to/file.svm')` (sparse CSR, which UMA accepts) and run the same protocol "
-        "with `table1_task` (linear, no kernel, as in the paper).",
+        "it with `nf.datasets.load('path/to/file.svm')` (sparse CSR, which UMA accepts) and apply the protocol "
+        "without a kernel, as the paper did (`noisyfeedback.noise.confusion.pseudo_label`, then "
+        "`nf.UMA(confusion=C_hat)`); this recipe does not run it.",
         "Handwritten Digits: scikit-learn bundles only UCI optdigits' 1,797-image part, so it is split into "
         "training and test sets per run (the paper: 3,823 training and 1,797 test images).",
         "Figure 3 (error against the size of S_l) is not rerun.",
