@@ -151,7 +151,7 @@ def test_results_do_not_depend_on_the_number_of_jobs():
     with _Bars(False) as bars:
         serial = mo._map(tasks, 1, bars, "serial")
         parallel = mo._map(tasks, 2, bars, "joblib")
-    assert serial.keys() == parallel.keys()
+    assert list(serial) == list(parallel) == [t["key"] for t in tasks]
     for k in serial:
         assert serial[k]["runs"] == parallel[k]["runs"]
 

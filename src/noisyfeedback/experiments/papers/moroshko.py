@@ -347,13 +347,13 @@ def _budget_noise(schedule: str, M: float, seed: int) -> dict:
 def _map(tasks: list[dict], jobs: int, bars, label: str) -> dict:
     from ..backends import make_backend
 
-    out = {}
+    done = {}
     bar = bars.add(label, total=len(tasks), completed=0)
     with make_backend(jobs) as backend:
         for res in backend.imap_unordered(work, tasks):
-            out[tuple(res["key"]) if isinstance(res["key"], list) else res["key"]] = res
+            done[tuple(res["key"]) if isinstance(res["key"], list) else res["key"]] = res
             bars.advance(bar)
-    return out
+    return {task["key"]: done[task["key"]] for task in tasks}  # in task order, whatever the backend
 
 
 def _best(grid: list[dict]) -> dict:
@@ -739,8 +739,8 @@ def fig_single(df: pd.DataFrame, settings: list[str], name: str):
     fig, axes = _new_fig(2, len(settings))
     n = df["seed"].nunique()
     for j, st in enumerate(settings):
-        _panel(axes[0][j], df, st, KNOWN_PANEL, f"{name}, {st}: known variance (mean of {n} runs)")
-        _panel(axes[1][j], df, st, UNKNOWN_PANEL, f"{name}, {st}: unknown variance")
+        _panel(axes[0][j], df, st, KNOWN_PANEL, f"{name} {st}".strip() + f": known variance, mean of {n}")
+        _panel(axes[1][j], df, st, UNKNOWN_PANEL, f"{name} {st}".strip() + ": unknown variance")
     return fig
 
 
@@ -964,7 +964,7 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
                 s_single[s_single["figure"] == "Figure 2"], *grids)}),
         Section("Figure 4: channel equalization, M = " + ", ".join(f"{M:g}" for M in ch_plan["Ms"]), figures={
             "Figure 4: cumulative MSE (log-log); top known variance, bottom unknown":
-                fig_single(single, by_fig["Figure 4"], "Fig. 4")},
+                fig_single(single, by_fig["Figure 4"], "")},
             tables={"Figure 4: final and late MSE, ratio to noisy-feedback NLMS": _fmt_table(
                 s_single[s_single["figure"] == "Figure 4"], *grids)}),
         Section("Figure 5: adaptive filter on the speech SUBSTITUTE", figures={
