@@ -11,6 +11,7 @@ from conftest import JIT_DISABLED
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
 from noisyfeedback.datasets.regression import (
     channel_equalization,
+    hammer_variance,
     ors_synthetic,
     sinc_channel,
     speech_substitute,
@@ -32,10 +33,12 @@ def synthetic():
     return ors_synthetic(n_samples=2_000, seed=5)
 
 
-def python_loop(learner, X, y, channel, n_rounds, seed):
-    """The reference: public predict / respond / learn, one round at a time, in Python."""
+def python_loop(learner, X, y, channel, n_rounds, seed, order=None):
+    """The reference: public predict / respond / learn, one round at a time, in Python
+    (rows in ``order``; default: simulate's seeded permutations)."""
     rng_order, rng_feedback, _ = simulation_streams(seed)
-    order = round_order(X.shape[0], n_rounds, rng_order)
+    if order is None:
+        order = round_order(X.shape[0], n_rounds, rng_order)
     sqerr = np.empty(n_rounds)
     labels = np.empty(n_rounds, dtype=np.int64)
     for t in range(n_rounds):
@@ -224,6 +227,65 @@ def test_compiled_simulate_equals_python_loop(synthetic, make, channel):
     assert learner.labels_ == twin.labels_ == trace.metrics["labels_total"]
     if learner.draws_per_round:
         assert learner.rng_.bit_generator.state == twin.rng_.bit_generator.state
+
+
+# ------------------------------------------------------------------ simulate(shuffle=False): rows in order
+def test_round_order_default_is_a_fresh_permutation_per_pass_and_shuffle_false_is_in_order():
+    n = 7
+    order = round_order(n, 3 * n + 2, np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    expected = np.concatenate([rng.permutation(n) for _ in range(4)])[: 3 * n + 2]
+    np.testing.assert_array_equal(order, expected)  # the default: unchanged
+    rng = np.random.default_rng(4)
+    in_order = round_order(n, 3 * n + 2, rng, shuffle=False)
+    np.testing.assert_array_equal(in_order, np.tile(np.arange(n), 4)[: 3 * n + 2])
+    assert rng.bit_generator.state == np.random.default_rng(4).bit_generator.state  # no draw spent
+
+
+@pytest.mark.parametrize("make", [lambda: nf.NLMS(0.5),
+                                  lambda: nf.ORS(0.5, variance="unknown", budget=1.5, strategy="auto_self_tuned",
+                                                 seed=2)])
+def test_simulate_in_order_equals_python_loop_over_rows_in_order(synthetic, make):
+    X, y = synthetic
+    X, y = X[:300], y[:300]
+    n = 700  # more rounds than rows: passes start again at row 0
+    ch = GaussianNoise.increasing(5.0, n)
+    learner, twin = make(), make()
+    trace = nf.simulate(learner, X, y, ch, n_rounds=n, seed=8, checkpoints=np.arange(1, n + 1), shuffle=False)
+    sqerr, labels = python_loop(twin, X, y, ch, n, seed=8, order=np.arange(n) % 300)
+    np.testing.assert_array_equal(learner.w_, twin.w_)
+    np.testing.assert_array_equal(trace.curve, np.cumsum(sqerr) / np.arange(1, n + 1))
+    np.testing.assert_array_equal(trace.metrics["labels_curve"], np.cumsum(labels) / np.arange(1, n + 1))
+    shuffled = nf.simulate(make(), X, y, ch, n_rounds=n, seed=8)
+    assert shuffled == nf.simulate(make(), X, y, ch, n_rounds=n, seed=8, shuffle=True)  # the default
+    assert shuffled != trace
+
+
+def test_simulate_in_order_for_a_classifier():
+    X, y = nf.datasets.synsep(n_samples=400, seed=1)
+    n = 900
+    learner, twin = nf.Banditron(9, gamma=0.2, seed=0), nf.Banditron(9, gamma=0.2, seed=0)
+    channel = nf.feedback.NoisyBandit(0.1, 0.2)
+    trace = nf.simulate(learner, X, y, channel, n_rounds=n, seed=3, checkpoints=np.arange(1, n + 1), shuffle=False)
+    _, rng_feedback, _ = simulation_streams(3)
+    mistakes = np.empty(n)
+    for t in range(n):
+        i = t % X.shape[0]
+        x = X[i:i + 1]
+        mistakes[t] = twin.predict(x)[0] != y[i]
+        actions, propensities = twin.act(x)
+        twin.learn(x, actions, channel.respond(y[i:i + 1], actions, rng_feedback), propensities)
+    np.testing.assert_array_equal(learner.W_, twin.W_)
+    np.testing.assert_array_equal(trace.curve, np.cumsum(mistakes) / np.arange(1, n + 1))
+
+
+def test_simulate_rejects_a_non_bool_shuffle(synthetic):
+    X, y = synthetic
+    with pytest.raises(ValueError, match="'shuffle' parameter of simulate"):
+        nf.simulate(nf.NLMS(1.0), X, y, GaussianNoise(1.0), 10, shuffle="no")
+    with pytest.raises(ValueError, match="'shuffle' parameter of simulate"):
+        nf.simulate(nf.Perceptron(9), *nf.datasets.synsep(n_samples=50, seed=0), nf.feedback.FullLabel(), 10,
+                    shuffle=1)
 
 
 def test_simulate_is_deterministic_and_continues_state(synthetic):
@@ -425,6 +487,24 @@ def test_speech_substitute_shapes_and_determinism():
     np.testing.assert_array_equal(X[1:, 1:], X[:-1, :-1])
     X2, y2 = speech_substitute(n_samples=300, n_taps=32, room_length=64, seed=3)
     np.testing.assert_array_equal(y, y2)
+
+
+def test_hammer_variance_is_a_floor_with_decaying_strikes():
+    v = hammer_variance(16_000, peak=4.0, floor=0.1, decay=0.01, interval=(0.2, 0.3), fs=8000.0, seed=2)
+    assert v.shape == (16_000,) and v.min() >= 0.1 - 1e-12
+    strikes = np.flatnonzero(np.diff(v) > 1.0) + 1  # a strike jumps by the peak
+    gaps = np.diff(strikes) / 8000.0
+    assert len(strikes) >= 6 and (gaps >= 0.2 - 1e-9).all() and (gaps <= 0.3 + 1e-9).all()
+    s = strikes[0]  # between strikes the excess decays as exp(−t/(decay·fs))
+    np.testing.assert_allclose(v[s + 80] - 0.1, (v[s] - 0.1) * np.exp(-1.0), rtol=1e-9)
+    np.testing.assert_array_equal(v, hammer_variance(16_000, peak=4.0, floor=0.1, decay=0.01, interval=(0.2, 0.3),
+                                                     fs=8000.0, seed=2))
+    assert not np.array_equal(v, hammer_variance(16_000, peak=4.0, floor=0.1, decay=0.01, interval=(0.2, 0.3),
+                                                 fs=8000.0, seed=3))
+    with pytest.raises(ValueError, match="'interval' parameter"):
+        hammer_variance(100, interval=(0.5, 0.1))
+    with pytest.raises(ValueError, match="'peak' parameter"):
+        hammer_variance(100, peak=-1.0)
 
 
 # ------------------------------------------------------------------ learning quality (§8: ORS below NLMS)

@@ -1,8 +1,10 @@
 """``nf.simulate``: the interaction loop (learner acts, channel answers, learner updates) and its Trace.
 
 Randomness: ``SeedSequence(seed)`` spawns three streams — the order of rounds
-(a fresh permutation of the rows for every pass over X), the feedback channel's
-draws, and (only when the learner has ``seed=None``) the learner's exploration.
+(a fresh permutation of the rows for every pass over X; unused with
+``shuffle=False``, which visits the rows in their given order), the feedback
+channel's draws, and (only when the learner has ``seed=None``) the learner's
+exploration.
 The compiled loop consumes exactly the uniforms the public ``act``/``respond``
 methods would draw, so it equals the plain-Python loop bit for bit (tested).
 """
@@ -16,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._rows import simulation_rows
-from ._validation import AnySeed, Integer, check_labels, check_param, check_X
+from ._validation import AnySeed, Integer, Options, check_labels, check_param, check_X
 from .feedback import FeedbackChannel
 
 __all__ = ["simulate", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
@@ -116,11 +118,13 @@ def log_checkpoints(n_rounds: int, num: int = 100) -> np.ndarray:
 
 
 class RoundOrder:
-    """Rows for successive rounds: passes over 0..n-1, each a fresh permutation from ``rng``."""
+    """Rows for successive rounds: passes over 0..n-1, each a fresh permutation from ``rng``
+    (``shuffle=False``: each pass in the given order 0, 1, …, n-1; ``rng`` is not used)."""
 
-    def __init__(self, n_samples: int, rng: np.random.Generator):
+    def __init__(self, n_samples: int, rng: np.random.Generator, shuffle: bool = True):
         self.n_samples = n_samples
         self.rng = rng
+        self.shuffle = shuffle
         self._perm = np.empty(0, dtype=np.int64)
         self._pos = 0
 
@@ -129,7 +133,8 @@ class RoundOrder:
         filled = 0
         while filled < k:
             if self._pos == self._perm.shape[0]:
-                self._perm = self.rng.permutation(self.n_samples).astype(np.int64)
+                self._perm = (self.rng.permutation(self.n_samples).astype(np.int64) if self.shuffle
+                              else np.arange(self.n_samples, dtype=np.int64))
                 self._pos = 0
             step = min(k - filled, self._perm.shape[0] - self._pos)
             out[filled:filled + step] = self._perm[self._pos:self._pos + step]
@@ -138,9 +143,9 @@ class RoundOrder:
         return out
 
 
-def round_order(n_samples: int, n_rounds: int, rng: np.random.Generator) -> np.ndarray:
+def round_order(n_samples: int, n_rounds: int, rng: np.random.Generator, shuffle: bool = True) -> np.ndarray:
     """All rows of a simulation at once (same sequence as the chunked loop uses)."""
-    return RoundOrder(n_samples, rng).take(n_rounds)
+    return RoundOrder(n_samples, rng, shuffle).take(n_rounds)
 
 
 def simulation_streams(seed) -> tuple[np.random.Generator, np.random.Generator, np.random.SeedSequence]:
@@ -163,13 +168,17 @@ def simulate(
     seed: int | np.random.SeedSequence | None = None,
     checkpoints: np.ndarray | int = 100,
     progress: Callable[[int], None] | None = None,
+    shuffle: bool = True,
 ) -> Trace:
     """Run ``n_rounds`` rounds of act -> feedback -> learn and return the :class:`Trace`.
 
     The learner is trained in place (from whatever state it has). ``checkpoints``
     is a number of log-spaced checkpoints or an explicit increasing array of
     round counts. ``progress`` is called with the number of rounds done after
-    each chunk of rounds.
+    each chunk of rounds. ``shuffle`` (default True): each pass over the rows is a
+    fresh seeded permutation; ``shuffle=False`` visits the rows in their given order
+    (0, 1, …, n−1, then again from 0), as time series (signals) must be processed.
+    The feedback and learner draws do not depend on ``shuffle``.
 
     Regression learners (``feedback_kind == "target"``: NLMS, ORS) take float targets
     ``y`` (the clean targets; the MSE is measured against them) and a ``GaussianNoise``
@@ -186,7 +195,7 @@ def simulate(
     from .base import Learner
 
     if isinstance(learner, Learner) and learner.feedback_kind == "target" and hasattr(learner, "_simulate_targets"):
-        return _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress)
+        return _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress, shuffle)
     if not isinstance(learner, Learner) or not hasattr(learner, "_simulate_chunk"):
         raise TypeError(f"learner must be a noisyfeedback online learner; got {type(learner).__name__}.")
     if not isinstance(feedback, FeedbackChannel):
@@ -198,6 +207,7 @@ def simulate(
         )
     check_param("n_rounds", n_rounds, Integer(1), "simulate")
     check_param("seed", seed, AnySeed(), "simulate")
+    check_param("shuffle", shuffle, Options((True, False)), "simulate")
     learner._validate_params()
     X = check_X(X, owner="simulate")
     if X.shape[0] == 0:
@@ -234,7 +244,7 @@ def simulate(
     learner._simulate_chunk(X, y, empty, np.zeros(0), feedback, np.zeros(0), np.zeros(0, np.int8),
                             **extras_for(0, 0))
 
-    order = RoundOrder(X.shape[0], rng_order)
+    order = RoundOrder(X.shape[0], rng_order, shuffle)
     mistakes = np.empty(n_rounds, dtype=np.int8)
     extras = {name: np.empty(n_rounds, dtype=np.float64) for name in extra_names}
     rng_learner = getattr(learner, "rng_", None)
@@ -284,7 +294,7 @@ def _checkpoint_array(checkpoints, n_rounds: int) -> np.ndarray:
     return cps
 
 
-def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress) -> Trace:
+def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress, shuffle=True) -> Trace:
     """``simulate`` for regression learners (feedback kind "target") under ``GaussianNoise``.
 
     Round t (0-based, global in this simulation) uses the row ``order[t]``, the variance
@@ -307,6 +317,7 @@ def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, prog
         )
     check_param("n_rounds", n_rounds, Integer(1), "simulate")
     check_param("seed", seed, AnySeed(), "simulate")
+    check_param("shuffle", shuffle, Options((True, False)), "simulate")
     learner._validate_params()
     X = check_X(X, owner="simulate")
     if X.shape[0] == 0:
@@ -330,7 +341,7 @@ def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, prog
     learner._simulate_targets(X, y, np.zeros(0, np.int64), empty_f, empty_f, empty_f, empty_f,
                               np.zeros(0, np.int64))
 
-    order = RoundOrder(X.shape[0], rng_order)
+    order = RoundOrder(X.shape[0], rng_order, shuffle)
     sqerr = np.empty(n_rounds, dtype=np.float64)
     n_labels = np.empty(n_rounds, dtype=np.int64)
     start = time.perf_counter()

@@ -12,7 +12,8 @@ import numpy as np
 from .._validation import AnySeed, Integer, Interval, OneOf, Options, check_param
 from ..base import make_rng
 
-__all__ = ["ors_synthetic", "channel_equalization", "speech_substitute", "sinc_channel", "tapped_delay_line"]
+__all__ = ["ors_synthetic", "channel_equalization", "speech_substitute", "hammer_variance", "sinc_channel",
+           "tapped_delay_line"]
 
 
 def ors_synthetic(n_samples: int = 50_000, n_features: int = 20, noise_var: float = 0.01,
@@ -179,3 +180,41 @@ def speech_substitute(n_samples: int = 20_000, n_taps: int = 1024, room_length: 
     X = tapped_delay_line(x, n_taps, warm, n_samples)
     y = np.ascontiguousarray(s[warm - delay: warm - delay + n_samples])
     return X, y
+
+
+def hammer_variance(n_samples: int, peak: float = 5.0, floor: float = 0.05, decay: float = 0.02,
+                    interval: tuple[float, float] = (0.25, 0.6), fs: float = 8000.0,
+                    seed: int | np.random.SeedSequence | None = 0) -> np.ndarray:
+    """A SUBSTITUTE for the paper's "hammer noise in the background": a per-sample noise variance.
+
+    The paper records the speech filter's feedback with hammering in the background and gives
+    neither the recording nor its level. This is a synthetic variance profile of that kind of
+    noise: a constant ``floor`` plus strikes at random intervals (uniform in ``interval``
+    seconds), each adding ``peak``·exp(−(t − t_k)/(decay·fs)) (an exponentially decaying burst of
+    ``decay`` seconds). It is strongly non-stationary: mostly quiet, briefly very loud. Use it
+    as ``GaussianNoise(hammer_variance(n))``.
+
+    >>> v = hammer_variance(8000, seed=0)
+    >>> v.shape, bool(v.min() >= 0.05), bool(v.max() > 4.0)
+    ((8000,), True, True)
+    """
+    check_param("n_samples", n_samples, Integer(1), "hammer_variance")
+    check_param("peak", peak, Interval(0, None), "hammer_variance")
+    check_param("floor", floor, Interval(0, None), "hammer_variance")
+    check_param("decay", decay, Interval(0, None, closed="neither"), "hammer_variance")
+    check_param("fs", fs, Interval(0, None, closed="neither"), "hammer_variance")
+    check_param("seed", seed, AnySeed(), "hammer_variance")
+    lo, hi = (float(v) for v in interval)
+    if not 0 < lo <= hi:
+        raise ValueError(f"The 'interval' parameter of hammer_variance must be (lo, hi) with 0 < lo <= hi. "
+                         f"Got {interval!r} instead.")
+    rng = make_rng(seed)
+    strikes = np.zeros(n_samples)
+    pos = int(rng.uniform(0.0, hi) * fs)
+    while pos < n_samples:
+        strikes[pos] = 1.0
+        pos += max(1, int(rng.uniform(lo, hi) * fs))
+    from scipy.signal import lfilter
+
+    env = lfilter([1.0], [1.0, -np.exp(-1.0 / (decay * fs))], strikes)  # Σ_k exp(−(t − t_k)/(decay·fs))
+    return np.ascontiguousarray(floor + peak * env)

@@ -1,0 +1,249 @@
+"""``reproduce moroshko``: the quick recipe writes every figure of the paper with judged claims; the recipe's
+building blocks (the Figure 7 trace, the bisection for a, backend independence, the claim judges)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import noisyfeedback as nf
+from conftest import JIT_DISABLED
+from noisyfeedback.experiments import recipe_names, reproduce
+from noisyfeedback.experiments.papers import moroshko as mo
+
+#: the quick plan, shrunk further for the test (see mo.QUICK_PLAN for the demo's sizes)
+TEST_PLAN = {
+    "r_grid": [1.0, 10.0, 100.0, 1000.0],
+    "beta_grid": [0.1, 10.0],
+    "seeds": 2,
+    "n_checkpoints": 15,
+    "synthetic": {"n_samples": 3_000, "M": 5.0},
+    "channel": {"n_samples": 2_000, "Ms": [0.5, 5.0]},
+    "speech": {"n_samples": 2_000, "n_taps": 32, "room_length": 32, "tune_fraction": 0.2, "peak": 5.0,
+               "floor": 0.05},
+    "budget": {"n_samples": 1_000, "M": 5.0, "budgets": [1.5, 2.5], "seeds": 3, "a_steps": 6},
+    "self_tuned_budget": 1.5,
+}
+
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img" and a.get("src"):
+            self.refs.append(("img", a["src"]))
+        if tag == "a" and a.get("href"):
+            self.refs.append(("a", a["href"]))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("moroshko")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mo, "QUICK_PLAN", {**mo.QUICK_PLAN, **TEST_PLAN})
+        index = reproduce("moroshko", quick=True, out=out, progress=False)
+    return index
+
+
+@pytest.fixture(scope="module")
+def markdown(report):
+    return (report.parent / "index.md").read_text(encoding="utf-8")
+
+
+def test_registered():
+    assert "moroshko" in recipe_names()
+
+
+def test_every_figure_of_the_paper_is_in_the_report(report, markdown):
+    page = report.read_text(encoding="utf-8")
+    parser = _Refs()
+    parser.feed(page)
+    imgs = [r for kind, r in parser.refs if kind == "img"]
+    assert len(imgs) == 6  # Figures 2, 4, 5, 6, 7 and the sensitivity to r
+    for kind, ref in parser.refs:
+        if re.match(r"^[a-z]+:", ref) or ref.startswith("#"):
+            continue
+        assert (report.parent / ref.split("#")[0]).is_file(), f"<{kind}> {ref} does not resolve"
+    for src in imgs:
+        assert (report.parent / src).stat().st_size > 5_000
+    captions = re.findall(r"^\*(Figure \d)", markdown, flags=re.M)
+    assert sorted(set(captions)) == ["Figure 2", "Figure 4", "Figure 5", "Figure 6", "Figure 7"]
+    for M in ("M = 0.5", "M = 5"):
+        assert f"channel equalization, {M}" in markdown
+
+
+def test_claims_cover_every_figure_and_say_whether_they_hold(markdown):
+    table = markdown.split("**Claims**")[1].split("\n\n")[1]
+    rows = [r for r in table.splitlines()[2:] if r.startswith("|")]
+    for fig in ("Fig. 2", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "Acceptance"):
+        assert any(fig in r for r in rows), fig
+    verdicts = [r.split("|")[4].strip() for r in rows]
+    assert set(verdicts) <= {"yes", "**no**", "—"} and len(rows) >= 20
+    assert re.search(r"\d+ of \d+ checked claims hold", markdown)
+
+
+def test_report_says_the_speech_data_is_a_substitute(markdown):
+    assert "substitute" in markdown.lower()
+    assert re.search(r"none of these are public", markdown)
+    assert "Figure 5 (substitute data)" in markdown
+
+
+def test_results_tables_are_written(report):
+    res = report.parent / "results"
+    tuning = pd.read_parquet(res / "tuning.parquet")
+    single = pd.read_parquet(res / "single_label.parquet")
+    budget = pd.read_parquet(res / "budget.parquet")
+    assert set(single["variant"]) == set(mo.VARIANTS)
+    assert len(single) == len(mo.VARIANTS) * TEST_PLAN["seeds"] * (1 + len(TEST_PLAN["channel"]["Ms"]) + 1)
+    # β tuned jointly with r; the other variants over r only
+    beta = tuning[(tuning["variant"] == "beta") & (tuning["kind"] == "single")]
+    assert len(beta) == len(TEST_PLAN["r_grid"]) * len(TEST_PLAN["beta_grid"]) * 4
+    # acceptance 2 in the recipe's own runs: auto_self_tuned never above B at any checkpoint
+    st = budget[budget["strategy"] == "auto_self_tuned"]
+    assert len(st) and (st["max_labels_per_round"] <= st["B"]).all() and (st["labels_rate"] > 1).all()
+
+
+# ---------------------------------------------------------------- building blocks
+@pytest.mark.parametrize("schedule", ["uniform", "decreasing"])
+def test_self_tuned_trace_is_the_in_order_simulation(schedule):
+    n = 1_000
+    data = {"kind": "synthetic", "n_samples": n, "seed": 4}
+    noise = mo._budget_noise(schedule, 5.0, 7)
+    learner = {"cls": "ORS", "params": {"r": 10.0, "scaling": "one_sample_pred", "variance": "unknown",
+                                        "budget": 1.5, "strategy": "auto_self_tuned", "seed": 3}}
+    tr = mo.self_tuned_trace(data, noise, learner, sim_seed=5, block=100)
+    X, y = mo.dataset(data)
+    L = mo.make_learner(learner)
+    t = nf.simulate(L, X, y, mo.noise_channel(noise, n), n, seed=5, checkpoints=np.arange(100, n + 1, 100),
+                    shuffle=False)
+    np.testing.assert_array_equal(np.asarray(tr["w"]), L.w_)  # bit for bit
+    assert tr["a"][-1] == L.a_ and tr["rounds"] == list(range(100, n + 1, 100))
+    np.testing.assert_array_equal(tr["budget"], t.metrics["labels_curve"])
+    assert len(set(tr["a"])) > 1  # a does move
+
+
+def test_find_a_spends_at_most_the_budget_and_close_to_it():
+    data = {"kind": "synthetic", "n_samples": 1_500, "seed": 1}
+    learner = mo._with(mo._budget_learner("scaling", "auto", 1.8, 1_500), r=30.0, seed=0)
+    a, spend = mo.find_a(data, {"kind": "uniform", "M": 5.0, "seed": 2}, learner, 1.8, steps=12, sim_seed=0)
+    assert spend <= 1.8 and spend > 1.7
+    rerun = mo.run_one(data, {"kind": "uniform", "M": 5.0, "seed": 2}, mo._with(learner, a=a), 0, 2)
+    assert rerun["labels_rate"] == spend
+
+
+def test_results_do_not_depend_on_the_number_of_jobs():
+    from rich.progress import Progress  # noqa: F401  (the recipe's progress display is optional)
+    from noisyfeedback.experiments.runner import _Bars
+
+    tasks = []
+    for i, v in enumerate(["noisy feedback", "beta", "two samples (unknown v)"]):
+        tasks.append({"op": "report", "key": ("single", "t", v), "n_checkpoints": 5, "runs": [
+            {"seed": s, "data": {"kind": "synthetic", "n_samples": 500, "seed": s},
+             "noise": {"kind": "uniform", "M": 2.0, "seed": 10 + s},
+             "learner": mo._with(mo._variant_learner(v), r=5.0), "sim_seed": s} for s in range(2)]})
+    with _Bars(False) as bars:
+        serial = mo._map(tasks, 1, bars, "serial")
+        parallel = mo._map(tasks, 2, bars, "joblib")
+    assert list(serial) == list(parallel) == [t["key"] for t in tasks]
+    for k in serial:
+        assert serial[k]["runs"] == parallel[k]["runs"]
+
+
+def test_late_mse_is_the_mean_over_the_last_rounds():
+    rng = np.random.default_rng(0)
+    sq = rng.random(1_000)
+    cps = mo._checkpoints(1_000, 10)
+    curve = np.cumsum(sq)[cps - 1] / cps
+    assert mo.late_mse(cps, curve) == pytest.approx(sq[800:].mean(), rel=1e-12)
+
+
+# ---------------------------------------------------------------- the claim judges can fail
+def _summary(report):
+    single = pd.read_parquet(report.parent / "results" / "single_label.parquet")
+    single["checkpoints"] = [[1]] * len(single)
+    single["curve"] = [[0.0]] * len(single)
+    return mo.summary_single(single)
+
+
+def test_claims_follow_the_measurements(report):
+    s = _summary(report)
+    syn = [x for x in s["setting"] if x.startswith("synthetic")][0]
+
+    def judged(summary):
+        return {c.what: c.holds for c in mo.make_claims(summary, pd.DataFrame(), {}, [], 1.5)}
+
+    base = judged(s)
+    key = f"Acceptance ({syn}): ORS 'beta' ends with a lower MSE than NLMS on noisy labels"
+    assert key in base
+    worse = s.copy()
+    sel = (worse["setting"] == syn) & (worse["variant"] == "beta")
+    worse.loc[sel, "seeds below noisy NLMS"] = 0
+    worse.loc[sel, "MSE"] = 10.0
+    after = judged(worse)
+    assert after[key] is False
+    assert after[f"Fig. 2 ({syn}, known variance): 'beta' (6) outperforms the other variants"] is False
+    better = s.copy()
+    sel = (better["setting"] == syn) & (better["variant"] == "beta")
+    better.loc[sel, "seeds below noisy NLMS"] = better.loc[sel, "seeds"]
+    better.loc[sel, "MSE"] = 1e-9
+    assert judged(better)[f"Fig. 2 ({syn}, known variance): 'beta' (6) outperforms the other variants"] is True
+
+
+def test_budget_claims_follow_the_measurements():
+    rows = []
+    for sched in mo.SCHEDULES:
+        for B in (1.5, 2.5):
+            for rule in mo.BUDGET_RULES:
+                for k, s in enumerate(mo.STRATEGIES):
+                    mse = 1.0 + 0.1 * k + (0.5 if rule == "no scaling" else 0.0)
+                    rows.append({"schedule": sched, "B": B, "rule": rule, "strategy": s, "MSE": mse,
+                                 "labels/round": 0.95 * B if s == "auto_self_tuned" else B,
+                                 "max of labels so far / rounds so far": B})
+    budget = pd.DataFrame(rows)
+    # a single-label summary is needed for the Section 4.1 claims: a neutral one
+    single = pd.DataFrame([{"setting": st, "variant": v, "MSE": 1.0, "late MSE": 1.0, "ratio to noisy NLMS": 1.0,
+                            "worst seed ratio": 1.0, "seeds below noisy NLMS": 0, "seeds": 2}
+                           for st in ("synthetic, M = 5", "channel equalization, M = 1", "speech substitute")
+                           for v in mo.VARIANTS])
+    claims = {c.what: c.holds for c in mo.make_claims(single, budget, {}, [1.5, 2.5], 1.5)}
+    assert claims["Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'"] is True
+    # const (k = 0) is the best strategy here, so 'auto' does not beat it
+    assert claims["Fig. 6: 'auto' usually outperforms 'begin' and 'const' (with scaling)"] is False
+    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"]
+    budget.loc[(budget["strategy"] == "auto_self_tuned"), "max of labels so far / rounds so far"] += 0.01
+    claims = {c.what: c.holds for c in mo.make_claims(single, budget, {}, [1.5, 2.5], 1.5)}
+    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"] \
+        is False
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="learning quality needs many rounds")
+def test_acceptance_ors_beats_nlms_in_the_recipe_protocol():
+    """Acceptance 3 through the recipe's own protocol (in-order rows, r and β tuned per method on a separate
+    sequence), smaller than the report's: 10,000 rounds, 4 seeds (measured on 12 seeds: ratio to NLMS 0.74 for
+    'beta' and 0.80 for 'one sample and pred', worst seed 0.88 for both; the full recipe, 50,000 rounds and 20
+    seeds, reports 0.74 and 0.83). Only a safe margin is asserted."""
+    plan = {**mo.QUICK_PLAN, **TEST_PLAN, "seeds": 4, "synthetic": {"n_samples": 10_000, "M": 5.0},
+            "r_grid": [float(v) for v in np.round(np.logspace(0, 3.5, 8), 3)], "beta_grid": [0.3, 3.0, 30.0]}
+    settings = mo._single_settings(plan)[:1]
+    tuned = {}
+    for v in ("noisy feedback", "beta", "one sample and pred"):
+        data, noise = settings[0]["tune"]
+        res = mo.work({"op": "tune", "key": v, "data": data, "noise": noise, "learner": mo._variant_learner(v),
+                       "r_grid": plan["r_grid"], "beta_grid": plan["beta_grid"],
+                       "tune_beta": v == "beta"})
+        best = mo._best(res["grid"])
+        tuned[v] = mo._with(mo._variant_learner(v), **{k: best[k] for k in ("r", "beta") if k in best})
+    ratios = []
+    for s, (data, noise) in enumerate(settings[0]["report"]):
+        m = {v: mo.run_one(data, noise, tuned[v], s, 2)["mse"] for v in tuned}
+        ratios.append([m["beta"] / m["noisy feedback"], m["one sample and pred"] / m["noisy feedback"]])
+    ratios = np.array(ratios)
+    assert (ratios < 1.0).all()
+    assert (ratios.mean(axis=0) < 0.9).all()
