@@ -67,6 +67,8 @@ def sklearn_perceptron_epoch(X, y, seed: int = 0):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import Perceptron
 
+    if sp.issparse(X):  # scikit-learn takes 32-bit CSR indices only (converted before timing)
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
     clf = Perceptron(max_iter=1, tol=None, shuffle=True, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

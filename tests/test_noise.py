@@ -230,3 +230,17 @@ def test_mixture_identity_holds_for_the_simulated_channel():
     f = nf.feedback.NoisyBandit(0.2, 0.3).respond(y, a, rng)
     assert f[a == y].mean() == pytest.approx(0.7, abs=0.005)
     assert f[a != y].mean() == pytest.approx(0.2, abs=0.005)
+
+
+def test_mixture_ranker_subsample_is_a_cap_that_keeps_accuracy():
+    """fit_samples caps the rows of each ranker fit; below the cap it changes nothing."""
+    from noisyfeedback.noise.mixture import estimate_mixture
+
+    X, a, f, K = logged_tuples(0.2, 0.3, data="synsep", n=4000)
+    full = estimate_mixture(X, a, f, K, seed=1, fit_samples=None)
+    assert estimate_mixture(X, a, f, K, seed=1, fit_samples=10_000) == full  # 2000-row folds: under the cap
+    capped = estimate_mixture(X, a, f, K, seed=1, fit_samples=600)
+    assert capped != full  # the cap is applied ...
+    assert abs(capped[0] - 0.2) < TOL and abs(capped[1] - 0.3) < TOL, capped  # ... and the estimate holds
+    with pytest.raises(ValueError, match="'fit_samples' parameter"):
+        estimate_mixture(X, a, f, K, fit_samples=0)
