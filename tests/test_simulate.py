@@ -208,3 +208,28 @@ def test_simulation_rows_converts_only_mostly_zero_x_and_caches_per_array():
     del X
     gc.collect()
     assert key not in _rows._CACHE
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("make,channel", [
+    (lambda: nf.RCNBF(4, gamma=0.2, rho0=0.1, rho1=0.2, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.Perceptron(4), nf.feedback.FullLabel()),
+    (lambda: nf.MCDBF(4, m=2, gamma=0.3, seed=1), nf.feedback.Diluted(2)),
+])
+def test_float32_x_is_read_without_a_copy_and_gives_the_float64_bits(sparse, make, channel):
+    """float32 X: no float64 copy; the kernels compute in float64, so the bits equal those of X as float64."""
+    from noisyfeedback._validation import check_X
+
+    X, y = _mostly_zero()
+    X32 = X.astype(np.float32)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    else:
+        assert check_X(X32) is X32
+    a, b = make(), make()
+    ta = nf.simulate(a, X32, y, channel, n_rounds=2000, seed=3)
+    tb = nf.simulate(b, X64, y, channel, n_rounds=2000, seed=3)
+    assert ta == tb
+    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(a.predict(X32), b.predict(X64))

@@ -38,11 +38,11 @@ def _to_csr(X: np.ndarray, counts: np.ndarray) -> sp.csr_matrix:
     np.cumsum(counts, out=indptr[1:])
     nnz = int(indptr[-1])
     indices = np.empty(nnz + 1, dtype=np.int64)  # +1: the branch-free fill writes one slot past the last non-zero
-    data = np.empty(nnz + 1, dtype=np.float64)
+    data = np.empty(nnz + 1, dtype=X.dtype)  # float32 stays float32
     dense_to_csr(X, indptr, indices, data)
     # an empty matrix of the right shape, then our arrays: scipy's constructor would scan them and
     # shrink the indices to int32 (a copy, and the kernels are compiled for int64)
-    out = sp.csr_matrix(X.shape, dtype=np.float64)
+    out = sp.csr_matrix(X.shape, dtype=X.dtype)
     out.data, out.indices, out.indptr = data[:nnz], indices[:nnz], indptr
     out.has_sorted_indices = True
     return out

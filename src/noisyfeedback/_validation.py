@@ -149,9 +149,11 @@ def check_param(name: str, value: Any, constraint: Any, owner: str) -> None:
 
 
 def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str | None = None):
-    """Validate a feature matrix: 2-D, numeric, finite; dense -> C-contiguous float64, CSR kept sparse.
+    """Validate a feature matrix: 2-D, numeric, finite; dense -> C-contiguous, CSR kept sparse.
 
-    Integer and float32 inputs are converted to float64 (no information is lost); object,
+    float64 and float32 inputs keep their dtype (no copy of a float32 X: the kernels read
+    float32 values and compute in float64, so the results equal those of the same values
+    as float64); integer and boolean inputs become float64 (no information is lost); object,
     string and complex inputs raise ``TypeError``; NaN/inf raise ``ValueError`` naming the row.
     """
     where = f" of {owner}" if owner else ""
@@ -161,7 +163,7 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
         X = sp.csr_matrix(X) if X.format != "csr" else X
         if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
             raise TypeError(f"{name}{where} must hold real numbers; got dtype {X.dtype}.")
-        if X.dtype != np.float64:
+        if X.dtype not in (np.float64, np.float32):
             X = X.astype(np.float64)
         if not X.has_sorted_indices:
             X = X.copy()
@@ -189,7 +191,7 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
                 f"{name}{where} must be 2-D (n_samples, n_features); got shape {arr.shape}. "
                 "Reshape a single sample with x.reshape(1, -1)."
             )
-        X = np.ascontiguousarray(arr, dtype=np.float64)
+        X = np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype in (np.float64, np.float32) else np.float64)
         finite = np.isfinite(X)
         if not finite.all():
             row = int(np.flatnonzero(~finite.all(axis=1))[0])
