@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -11,19 +10,7 @@ import pytest
 
 from noisyfeedback.experiments import read_results, recipe_names, reproduce
 from noisyfeedback.experiments.papers import batra2021 as batra
-
-
-class _Refs(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.refs: list[tuple[str, str]] = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "img" and a.get("src"):
-            self.refs.append(("img", a["src"]))
-        if tag == "a" and a.get("href"):
-            self.refs.append(("a", a["href"]))
+from report_checks import checked_images
 
 
 #: the quick plan, shrunk for the test (the real quick mode runs 30,000 rounds; see batra.QUICK_PLAN)
@@ -60,16 +47,8 @@ def test_registered():
 def test_index_exists_and_every_link_resolves(report, page):
     assert report.name == "index.html" and report.is_file()
     assert (report.parent / "index.md").is_file()
-    parser = _Refs()
-    parser.feed(page)
-    imgs = [r for kind, r in parser.refs if kind == "img"]
+    imgs = checked_images(report, page)
     assert len(imgs) >= 8  # Figures 2 (×2), 3, 4 (×2), 5 (×2), 6 in quick mode
-    for kind, ref in parser.refs:
-        if re.match(r"^[a-z]+:", ref) or ref.startswith("#"):
-            continue
-        assert (report.parent / ref.split("#")[0]).is_file(), f"<{kind}> {ref} does not resolve"
-    for src in imgs:
-        assert (report.parent / src).stat().st_size > 5_000
 
 
 def test_report_says_cifar_and_svhn_features_are_unavailable(page):

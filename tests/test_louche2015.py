@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -14,19 +13,7 @@ import pytest
 from noisyfeedback.experiments import recipe_names, reproduce
 from noisyfeedback.experiments.papers import louche2015 as louche
 from noisyfeedback.learners.label_noise.uma import UMA
-
-
-class _Refs(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.refs: list[tuple[str, str]] = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "img" and a.get("src"):
-            self.refs.append(("img", a["src"]))
-        if tag == "a" and a.get("href"):
-            self.refs.append(("a", a["href"]))
+from report_checks import checked_images
 
 
 #: the quick plan, shrunk for the test (see louche.QUICK_PLAN for the real quick mode)
@@ -76,16 +63,8 @@ def test_registered():
 
 def test_index_exists_and_every_link_resolves(report, page):
     assert report.name == "index.html" and (report.parent / "index.md").is_file()
-    parser = _Refs()
-    parser.feed(page)
-    imgs = [r for kind, r in parser.refs if kind == "img"]
+    imgs = checked_images(report, page)
     assert len(imgs) == 5  # Fig. 1(a), 1(b), the sample-size panel, Fig. 5 on the toy data and on digits
-    for kind, ref in parser.refs:
-        if re.match(r"^[a-z]+:", ref) or ref.startswith("#"):
-            continue
-        assert (report.parent / ref.split("#")[0]).is_file(), f"<{kind}> {ref} does not resolve"
-    for src in imgs:
-        assert (report.parent / src).stat().st_size > 5_000
 
 
 def test_report_says_what_is_not_reproduced(page):
