@@ -42,7 +42,7 @@ FIGURE_SEEDS = 10
 #: the noisy-bandit figure (issue #4, Figure 2) at full size, γ fixed (no tuning)
 SWEEP = {
     "settings": [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)],
-    "learners": {"RCNBF": {"gamma": 0.05}, "RCINE": {"gamma": 0.05, "n_s": 100_000}, "Banditron": {"gamma": 0.05},
+    "learners": {"RCNBF": {"gamma": 0.05}, "RCINE": {"gamma": 0.05, "n_s": 50_000, "estimate_every": 200_000}, "Banditron": {"gamma": 0.05},
                  "BPA": {"gamma": 0.05}, "SOBA": {"gamma": 0.05, "diagonal": True}},
     "n_rounds": 1_000_000,
 }

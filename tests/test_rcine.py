@@ -71,3 +71,28 @@ def test_rcine_rejects_an_unknown_estimator(data):
     X, y = data
     with pytest.raises(ValueError, match="'estimator' parameter of RCINE"):
         nf.simulate(nf.RCINE(9, estimator="magic"), X, y, nf.feedback.NoisyBandit(0, 0), n_rounds=10)
+
+
+def test_estimate_every_estimates_at_its_rounds_on_the_last_n_s_tuples(data):
+    """estimate_every=400, n_s=150: estimates at rounds 400 and 800, each on rounds [250, 400) / [650, 800)."""
+    X, y = data
+    ch = nf.feedback.NoisyBandit(0.2, 0.4)
+    a = nf.RCINE(9, gamma=0.1, n_s=150, estimate_every=400, seed=1)
+    b = nf.RCINE(9, gamma=0.1, n_s=150, estimate_every=400, seed=1)
+    full = nf.RCINE(9, gamma=0.1, n_s=10_000, seed=1)  # never estimates: keeps every tuple, same path to 400
+    nf.simulate(a, X, y, ch, n_rounds=900, seed=2)
+    mistakes = python_loop(b, X, y, ch, 900, seed=2)
+    assert int(mistakes.sum()) == int(nf.simulate(nf.RCINE(9, gamma=0.1, n_s=150, estimate_every=400, seed=1),
+                                                  X, y, ch, n_rounds=900, seed=2).mistakes)
+    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(a.rho_history_, b.rho_history_)
+    assert a.rho_history_[:, 0].tolist() == [400, 800]
+    # the buffer after round 800 holds rounds [650, 800) and then the 100 rounds after; at 400 it held [250, 400)
+    assert a.buffer_actions_.shape == (150,)
+    nf.simulate(full, X, y, ch, n_rounds=400, seed=2)
+    c = nf.RCINE(9, gamma=0.1, n_s=150, estimate_every=400, seed=1)
+    nf.simulate(c, X, y, ch, n_rounds=399, seed=2)  # before its first estimate: the window [250, 399)
+    np.testing.assert_array_equal(c.buffer_actions_, full.buffer_actions_[250:399])
+    np.testing.assert_array_equal(c.buffer_X_, full.buffer_X_[250:399])
+    with pytest.raises(ValueError, match="'estimate_every' parameter of RCINE"):
+        nf.simulate(nf.RCINE(9, estimate_every=0), X, y, ch, n_rounds=10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import AnySeed, Integer, Interval
+from ..._validation import AnySeed, Integer, Interval, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
 from .._linear import kernel_view
 from .rcnbf import RCNBF
@@ -22,12 +22,20 @@ class RCINE(RCNBF):
     learner's, so results are deterministic for a fixed seed. The estimates
     are recorded in ``rho_history_`` (round, ρ̂0, ρ̂1).
 
+    ``estimate_every`` (beyond the paper) re-estimates every that many rounds instead,
+    still on the last ``n_s`` tuples before each estimate (only those are kept). An
+    estimate costs time in proportion to ``n_s``, so over T rounds RCINE spends
+    about (T / estimate_every)·cost(n_s): a long run can keep the paper's window and
+    estimate less often.
+
     Parameters
     ----------
     n_classes : int
     gamma : float in (0, 1)
     n_s : int >= 10
         Rounds between estimates, and size of the buffer they use.
+    estimate_every : int >= 1 or None
+        Rounds between estimates when not ``n_s`` (None: ``n_s``, the paper's algorithm).
     estimator : str
         Method of :func:`noisyfeedback.noise.estimate_flip_rates`: "mixture" (ours, default)
         or "nrest" (the paper's NREst).
@@ -42,17 +50,22 @@ class RCINE(RCNBF):
     _parameter_constraints = {
         "gamma": Interval(0, 1, closed="neither"),
         "n_s": Integer(10),
+        "estimate_every": OneOf((Options((None,)), Integer(1))),
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 100, "estimator": "mixture", "seed": 0}
 
     def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "mixture",
-                 seed: int | None = None):
+                 estimate_every: int | None = None, seed: int | None = None):
         self.n_classes = n_classes
         self.gamma = gamma
         self.n_s = n_s
         self.estimator = estimator
+        self.estimate_every = estimate_every
         self.seed = seed
+
+    def _every(self) -> int:
+        return int(self.n_s if self.estimate_every is None else self.estimate_every)
 
     def _check_params(self) -> None:
         from ...noise import METHODS
@@ -82,13 +95,19 @@ class RCINE(RCNBF):
 
     # ------------------------------------------------------------------
     def _remember(self, X, actions, feedback) -> None:
-        """Append tuples to the buffer of the last n_s rounds."""
-        Xb = X.toarray() if sp.issparse(X) else X
-        self.buffer_X_ = np.concatenate([self.buffer_X_, Xb])[-self.n_s:]
-        self.buffer_actions_ = np.concatenate([self.buffer_actions_, actions])[-self.n_s:]
-        self.buffer_feedback_ = np.concatenate([self.buffer_feedback_, feedback])[-self.n_s:]
-        self.t_ += X.shape[0]
-        if self.t_ % self.n_s == 0:
+        """Append tuples to the buffer of the last n_s rounds before the next estimate."""
+        n = X.shape[0]
+        every = self._every()
+        due = (self.t_ // every + 1) * every  # the next estimate (segments never cross one)
+        skip = min(n, max(0, due - self.n_s - self.t_))  # rounds too early to be in its window
+        if skip < n:
+            Xb = X[skip:]
+            Xb = Xb.toarray() if sp.issparse(Xb) else Xb
+            self.buffer_X_ = np.concatenate([self.buffer_X_, Xb])[-self.n_s:]
+            self.buffer_actions_ = np.concatenate([self.buffer_actions_, actions[skip:]])[-self.n_s:]
+            self.buffer_feedback_ = np.concatenate([self.buffer_feedback_, feedback[skip:]])[-self.n_s:]
+        self.t_ += n
+        if self.t_ % every == 0:
             self._reestimate()
 
     def _reestimate(self) -> None:
@@ -101,10 +120,11 @@ class RCINE(RCNBF):
         self.rho_history_ = np.vstack([self.rho_history_, [[self.t_, self.rho0_, self.rho1_]]])
 
     def _segments(self, n: int):
-        """Split n rounds at the next estimation boundaries (multiples of n_s)."""
+        """Split n rounds at the next estimation boundaries (multiples of the estimation interval)."""
+        every = self._every()
         start = 0
         while start < n:
-            stop = min(n, start + self.n_s - (self.t_ + start) % self.n_s)
+            stop = min(n, start + every - (self.t_ + start) % every)
             yield start, stop
             start = stop
 
