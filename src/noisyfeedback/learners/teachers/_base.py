@@ -1,0 +1,157 @@
+"""Shared machinery of the binary batch learners of Dekel & Shamir (SPEC §4.12).
+
+Labels: any two classes (``classes_``, sorted; ``classes_[1]`` is the +1 class),
+mapped to ±1 internally. Teachers: non-negative integer ids, one per row.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from ..._validation import check_X
+from ...base import Learner
+
+__all__ = ["BinaryLinearLearner", "IsNone", "check_binary_labels", "check_teachers", "warn_not_converged"]
+
+
+@dataclass(frozen=True)
+class IsNone:
+    """The value None (for parameters that are 'a number or None')."""
+
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+    def describe(self) -> str:
+        return "None"
+
+
+def check_binary_labels(y: Any, n_samples: int, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """(classes, y_pm): the two sorted classes and y mapped to float64 ±1 (classes[1] -> +1)."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"y of {owner} must be 1-D; got shape {arr.shape}.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"y of {owner} has {arr.shape[0]} entries but X has {n_samples} rows.")
+    if arr.dtype.kind == "c" or arr.dtype == object and any(isinstance(v, complex) for v in arr):
+        raise TypeError(f"y of {owner} must hold class labels; got complex values.")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"y of {owner} contains NaN or infinity (first in row {row}).")
+    if arr.dtype == object:
+        arr = arr.astype(str) if all(isinstance(v, str) for v in arr) else arr
+    try:
+        classes = np.unique(arr)
+    except TypeError as exc:
+        raise TypeError(f"y of {owner} holds labels that cannot be compared: {exc}") from None
+    if classes.shape[0] != 2:
+        shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in classes[:5])
+        raise ValueError(
+            f"{owner} is a binary classifier: y must hold exactly two classes; got "
+            f"{classes.shape[0]} ({shown}{', ...' if classes.shape[0] > 5 else ''})."
+        )
+    y_pm = np.where(arr == classes[1], 1.0, -1.0)
+    return classes, y_pm
+
+
+def check_teachers(teachers: Any, n_samples: int, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, tid, sizes): the distinct teacher ids, each row's index into them (int64)
+    and the teachers' example counts (float64). Ids must be integers >= 0."""
+    if teachers is None:
+        raise TypeError(f"{owner}.fit needs teachers=: the teacher (an int >= 0) of every row.")
+    arr = np.asarray(teachers)
+    if arr.ndim != 1:
+        raise ValueError(f"teachers of {owner} must be 1-D; got shape {arr.shape}.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"teachers of {owner} has {arr.shape[0]} entries but X has {n_samples} rows.")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"teachers of {owner} must hold integer teacher ids >= 0; got dtype {arr.dtype}.")
+    if arr.size and arr.min() < 0:
+        row = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"teachers of {owner} must be ids >= 0; row {row} has {int(arr[row])}.")
+    ids, tid, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    if ids.size and ids[-1] >= 10 * ids.size + 10_000:
+        raise ValueError(
+            f"teachers of {owner}: ids go up to {int(ids[-1])} for only {ids.size} teachers, and "
+            "per-teacher attributes are indexed by id; relabel them 0..T-1 first "
+            "(numpy.unique(teachers, return_inverse=True)[1])."
+        )
+    return ids.astype(np.int64), tid.astype(np.int64).ravel(), counts.astype(np.float64)
+
+
+def warn_not_converged(owner: str, gap: float, primal: float, tol: float, n_iter: int) -> None:
+    warnings.warn(
+        f"{owner} did not reach the relative duality gap tol={tol:g} in max_iter={n_iter} "
+        f"passes (gap {gap:.3g}, relative {gap / max(abs(primal), 1e-300):.3g}); "
+        "increase max_iter or tol.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
+class BinaryLinearLearner(Learner):
+    """A linear binary classifier sign(⟨w, x⟩ + b) trained in batch by ``fit``.
+
+    Fitted attributes shared by subclasses: ``classes_`` (the two labels, sorted;
+    ``classes_[1]`` is the positive class), ``coef_`` (d,), ``intercept_`` (float,
+    0.0 unless ``fit_intercept``), ``n_features_in_``.
+    """
+
+    _test_params: ClassVar[dict[str, Any]] = {}
+
+    # ------------------------------------------------------------- inputs
+    def _check_X_fit(self, X):
+        X = check_X(X, owner=type(self).__name__)
+        if X.shape[0] == 0:
+            raise ValueError(f"X of {type(self).__name__} has no rows.")
+        return X
+
+    def _augment(self, X):
+        """Append the constant feature 1 of the (regularised) intercept when ``fit_intercept``."""
+        if not self.fit_intercept:
+            return X
+        if sp.issparse(X):
+            ones = sp.csr_matrix(np.ones((X.shape[0], 1)))
+            out = sp.hstack([X, ones], format="csr")
+            out.indices = out.indices.astype(np.int64)
+            out.indptr = out.indptr.astype(np.int64)
+            return out
+        return np.hstack([X, np.ones((X.shape[0], 1))])
+
+    def _split_coef(self, w: np.ndarray) -> None:
+        if self.fit_intercept:
+            self.coef_ = np.ascontiguousarray(w[:-1])
+            self.intercept_ = float(w[-1])
+        else:
+            self.coef_ = np.ascontiguousarray(w)
+            self.intercept_ = 0.0
+
+    def _check_fitted(self) -> None:
+        self._validate_params()
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted yet; call fit(X, y, ...) first."
+            )
+
+    # ---------------------------------------------------------- inference
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ⟨w, x⟩ + b, shape (n_samples,); positive means ``classes_[1]``."""
+        self._check_fitted()
+        X = check_X(X, n_features=self.n_features_in_, owner=type(self).__name__)
+        return np.asarray(X @ self.coef_, dtype=np.float64).ravel() + self.intercept_
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.int64)]
+
+    def score(self, X, y) -> float:
+        """Accuracy of ``predict(X)`` against y."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
