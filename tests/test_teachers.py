@@ -193,8 +193,10 @@ def test_labels_any_two_classes_and_dense_equals_csr():
     b = EvilTeacherSVM(lam=1e-2).fit(X, (y_bad + 1) // 2, teachers=t)
     c = EvilTeacherSVM(lam=1e-2).fit(X, np.where(y_bad > 0, "spam", "ham"), teachers=t)
     d = EvilTeacherSVM(lam=1e-2).fit(sp.csr_matrix(X), y_bad, teachers=t)
-    for other in (b, c, d):
-        np.testing.assert_allclose(other.coef_, a.coef_, rtol=0, atol=1e-12)
+    for other in (b, c):  # the same arithmetic: the same bits
+        np.testing.assert_array_equal(other.coef_, a.coef_)
+    # CSR takes other arithmetic paths (rounding differs); both are certified optima
+    np.testing.assert_allclose(d.coef_, a.coef_, rtol=0, atol=1e-7 * np.abs(a.coef_).max())
     assert c.classes_.tolist() == ["ham", "spam"] and set(c.predict(X).tolist()) <= {"ham", "spam"}
     assert b.predict(X).dtype == b.classes_.dtype
     np.testing.assert_array_equal(a.predict(X) > 0, c.predict(X) == "spam")
