@@ -6,10 +6,11 @@ Data: every row has 100 non-zeros at uniformly drawn feature indices with
 uniform(0, 1) values, normalised to unit L2 norm (a TF-IDF-like bag of words);
 labels sign(⟨w*, x⟩) for a Gaussian w*; rows assigned to 100 teachers at random
 and the labels of 30 of them flipped (Dekel & Shamir's protocol). λ = 1e-5 is
-liblinear's default C = 1 at this m (C = 1/(λm)); ``--lam`` takes a list.
+liblinear's default C = 1 at this m (C = 1/(λm)).
 
-Usage: python benchmarks/teachers_scale.py [--lam 1e-5 1e-6] [--n-samples 100000] ...
-Prints one Markdown table row per (learner, λ): time, passes, gap, converged.
+``run(...)`` returns one dict (time_s, rel_gap, duality_gap, passes, converged, ...)
+for ``benchmarks/run.py``; ``python benchmarks/teachers_scale.py [--baseline] ...``
+prints a Markdown table row per (learner, λ).
 """
 
 from __future__ import annotations
@@ -40,9 +41,51 @@ def sparse_problem(n_samples, n_features, density, n_teachers, n_evil, seed=0):
     return X, y, y_noisy, t, evil
 
 
-def main(argv=None) -> list[dict]:
+def _warm_up() -> None:
+    """Compile the kernels outside the timing (numba caches them on disk after the first run)."""
     from noisyfeedback.learners.teachers import EvilTeacherSVM, LinearSVM
 
+    X, _, y, t, _ = sparse_problem(300, 50, 0.1, 3, 1)
+    EvilTeacherSVM(lam=1e-2).fit(X, y, teachers=t)
+    LinearSVM(lam=1e-2).fit(X, y)
+
+
+def _fit_row(learner, X, y, t, evil) -> dict:
+    t0 = time.perf_counter()
+    learner.fit(X, y, teachers=t)
+    elapsed = time.perf_counter() - t0
+    row = dict(learner=type(learner).__name__, lam=learner.lam, time_s=elapsed, passes=int(learner.n_iter_),
+               objective=float(learner.objective_), duality_gap=float(learner.duality_gap_),
+               rel_gap=float(learner.duality_gap_ / learner.objective_), tol=float(learner.tol),
+               converged=bool(learner.converged_))
+    if hasattr(learner, "nu_"):
+        flagged = set(np.flatnonzero(learner.nu_ > 0).tolist())
+        row.update(eps=learner.eps, evil_flagged=len(flagged & set(evil.tolist())), n_evil=len(evil),
+                   good_flagged=len(flagged - set(evil.tolist())))
+    return row
+
+
+def run(n_samples: int = 100_000, n_features: int = 20_000, density: float = 0.005, n_teachers: int = 100,
+        n_evil: int = 30, lam: float = 1e-5, eps: float = 1.0, tol: float = 1e-6, seed: int = 0,
+        baseline: bool = False) -> dict:
+    """Time EvilTeacherSVM on the sparse problem; returns a dict with time_s (the fit alone,
+    JIT compilation excluded), passes, objective, duality_gap, rel_gap, tol, converged,
+    evil_flagged/good_flagged (teachers with ν > 0), the problem's m, d, nnz and, with
+    ``baseline``, ``baseline`` = the same dict for LinearSVM."""
+    from noisyfeedback.learners.teachers import EvilTeacherSVM, LinearSVM
+
+    X, _, y_noisy, t, evil = sparse_problem(n_samples, n_features, density, n_teachers, n_evil, seed)
+    _warm_up()
+    out = _fit_row(EvilTeacherSVM(lam=lam, eps=eps, tol=tol, max_iter=100_000, seed=seed), X, y_noisy, t, evil)
+    out.update(workload=f"EvilTeacherSVM, sparse {X.shape[0]} x {X.shape[1]} ({X.nnz / X.shape[0] / X.shape[1]:.2%} "
+                        f"dense), {n_teachers} teachers ({n_evil} evil)",
+               m=X.shape[0], d=X.shape[1], nnz=int(X.nnz), n_teachers=n_teachers)
+    if baseline:
+        out["baseline"] = _fit_row(LinearSVM(lam=lam, tol=tol, max_iter=100_000, seed=seed), X, y_noisy, t, evil)
+    return out
+
+
+def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-samples", type=int, default=100_000)
     ap.add_argument("--n-features", type=int, default=20_000)
@@ -56,39 +99,19 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    t0 = time.perf_counter()
-    X, y, y_noisy, t, evil = sparse_problem(args.n_samples, args.n_features, args.density,
-                                            args.n_teachers, args.n_evil, args.seed)
-    gen = time.perf_counter() - t0
-    print(f"data: m={X.shape[0]} d={X.shape[1]} nnz={X.nnz} ({X.nnz / X.shape[0] / X.shape[1]:.2%} dense), "
-          f"{args.n_teachers} teachers, {args.n_evil} evil, generated in {gen:.1f} s")
-    # compile the kernels outside the timing (numba caches them on disk after the first run)
-    EvilTeacherSVM(lam=1e-2).fit(X[:200], y_noisy[:200], teachers=t[:200] % 3)
-
     rows = []
-    print("| learner | λ | ε | time (s) | passes | objective | duality gap (rel.) | converged | evil flagged (ν>0) | good flagged |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| learner | λ | ε | time (s) | passes | objective | duality gap (rel.) | tol | converged | evil flagged (ν>0) | good flagged |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for lam in args.lam:
-        learners = [EvilTeacherSVM(lam=lam, eps=args.eps, tol=args.tol, max_iter=100_000)]
-        if args.baseline:
-            learners.append(LinearSVM(lam=lam, tol=args.tol, max_iter=100_000))
-        for learner in learners:
-            t0 = time.perf_counter()
-            learner.fit(X, y_noisy, teachers=t)
-            el = time.perf_counter() - t0
-            rel = learner.duality_gap_ / learner.objective_
-            if hasattr(learner, "nu_"):
-                flagged = set(np.flatnonzero(learner.nu_ > 0).tolist())
-                ev = len(flagged & set(evil.tolist()))
-                gd = len(flagged) - ev
-            else:
-                ev = gd = "-"
-            row = dict(learner=type(learner).__name__, lam=lam, eps=args.eps, time_s=el, passes=learner.n_iter_,
-                       objective=learner.objective_, rel_gap=rel, converged=learner.converged_)
+        res = run(args.n_samples, args.n_features, args.density, args.n_teachers, args.n_evil, lam, args.eps,
+                  args.tol, args.seed, args.baseline)
+        for row in [res] + ([res["baseline"]] if "baseline" in res else []):
             rows.append(row)
-            eps_txt = args.eps if hasattr(learner, "nu_") else "-"
-            print(f"| {row['learner']} | {lam:g} | {eps_txt} | {el:.1f} | {learner.n_iter_} | "
-                  f"{learner.objective_:.8f} | {rel:.2e} | {learner.converged_} | {ev}/{len(evil)} | {gd} |", flush=True)
+            flagged = (f"{row['evil_flagged']}/{row['n_evil']} | {row['good_flagged']}" if "eps" in row else "- | -")
+            print(f"| {row['learner']} | {lam:g} | {row.get('eps', '-')} | {row['time_s']:.1f} | {row['passes']} | "
+                  f"{row['objective']:.8f} | {row['rel_gap']:.2e} | {row['tol']:g} | {row['converged']} | {flagged} |",
+                  flush=True)
+    print(f"\n{res['workload']}")
     return rows
 
 

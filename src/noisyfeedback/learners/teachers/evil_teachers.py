@@ -150,11 +150,14 @@ class EvilTeacherSVM(BinaryLinearLearner):
         self.seed = seed
 
     def fit(self, X, y, teachers=None) -> "EvilTeacherSVM":
-        """Fit on X (dense or CSR), two-class labels y and ``teachers`` (an int id >= 0 per row)."""
+        """Fit on X (dense or CSR), two-class labels y and ``teachers`` (an int id >= 0 per row).
+
+        ``teachers=None`` means one teacher for all rows: constraint (3) then holds for
+        every α, and the result is the plain SVM (:class:`LinearSVM`)."""
         self._validate_params()
         self._reset()
         owner = type(self).__name__
-        X = self._check_X_fit(X)
+        X, y = self._check_X_fit(X, y)
         classes, y_pm = check_binary_labels(y, X.shape[0], owner)
         ids, tid, sizes = check_teachers(teachers, X.shape[0], owner)
         Xa = self._augment(X)
@@ -163,7 +166,6 @@ class EvilTeacherSVM(BinaryLinearLearner):
         m = X.shape[0]
         n_ids = int(ids[-1]) + 1
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self._split_coef(res.w)
         self.nu_ = np.zeros(n_ids)
         self.nu_[ids] = res.nu
