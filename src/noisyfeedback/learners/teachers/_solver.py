@@ -243,7 +243,8 @@ def solve(X, y, lam, *, tid=None, sizes=None, eps=None, tol=1e-6, max_iter=1000,
                 n_refine += 1
                 old = (beta.copy(), nu.copy())
                 gap_old = primal - dual
-                p2, d2 = _refine(X, y, lam, beta, nu, z, tid, sizes, eps, primal, certificate, tol, ws_max)
+                p2, d2 = _refine(X, y, lam, beta, nu, z, tid, sizes, eps, primal, certificate, tol, ws_max,
+                                 budget=2.0 * work, sparse=sp.issparse(X), row_nnz=nnz / m)
                 work = 0.0
                 if p2 - d2 <= tol * abs(p2):
                     primal, dual = p2, d2
@@ -304,7 +305,7 @@ def _residuals(beta, z, nu, tid, k_t):
 def _working_set_size(beta, z, nu, tid, k_t) -> int:
     v = _residuals(beta, z, nu, tid, k_t)
     n_must = int(np.count_nonzero(v > 0.0))
-    return n_must + max(64, n_must // 2)
+    return min(n_must + max(64, n_must // 2), beta.shape[0])
 
 
 def _ipm_cost(n: int, row_nnz: float, sparse: bool) -> float:
@@ -314,11 +315,16 @@ def _ipm_cost(n: int, row_nnz: float, sparse: bool) -> float:
     return kernel + 0.05 * 25.0 * (n ** 3 / 3.0 + 6.0 * n * n)
 
 
-def _refine(X, y, lam, beta, nu, z, tid, sizes, eps, p_now, certificate, tol, ws_max, rounds=6):
+def _refine(X, y, lam, beta, nu, z, tid, sizes, eps, p_now, certificate, tol, ws_max, budget=math.inf,
+            sparse=False, row_nnz=0.0, rounds=6):
     """Phase 2: solve the dual QP on a working set exactly (``qp_ipm``), enlarge, repeat.
 
     Updates ``beta`` and ``nu`` in place with the best certified iterate found and
-    returns its (P, D). ``z`` holds y·Xw(β) on entry (it is overwritten)."""
+    returns its (P, D). ``z`` holds y·Xw(β) on entry (it is overwritten). A round
+    whose working set would cost more than what is left of ``budget`` (ns, see
+    ``_ipm_cost``; the first round is always made) is not made: the many violators
+    it would add mean phase 1 has not yet found the support, and phase 1 goes on
+    from the improved iterate."""
     m = y.shape[0]
     constrained = tid is not None
     k_t = m / sizes if constrained else None
@@ -336,6 +342,10 @@ def _refine(X, y, lam, beta, nu, z, tid, sizes, eps, p_now, certificate, tol, ws
             break
         if W.shape[0] == prev_W.shape[0] and best is not None:
             break  # nothing new to add: the restricted optimum is all this phase can give
+        cost = _ipm_cost(W.shape[0], row_nnz, sparse)
+        if best is not None and cost > budget:
+            break
+        budget -= cost
         gap_abs = 1e-4 * tol * m * abs(best[0] if best is not None else p_now)
         beta[W], nu_new = _solve_restricted(X, y, lam, beta, W, tid, sizes, eps, gap_abs)
         if constrained:
