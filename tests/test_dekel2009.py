@@ -17,8 +17,9 @@ from noisyfeedback.metrics import damage_ratio
 #: the quick plan, shrunk for the tests (3 classes: 3 problems; 2 splits)
 TEST_PLAN = {
     "dataset": {"name": "digits", "label": "digits", "classes": [1, 3, 8], "normalize": True},
-    "n_train": None, "n_splits": 2, "n_teachers": 10, "evil": [1, 2, 3, 4], "n_topics": 10,
+    "n_train": 150, "n_splits": 2, "n_teachers": 10, "evil": [1, 2, 3, 4], "n_topics": 10,
     "lams": [1e-2, 1e-3], "eps": 1.0, "tol": 1e-5, "sgd_epochs": 3, "seed": 7,
+    "sensitivity": {"n_splits": 1, "k": [4]},
 }
 
 
@@ -57,6 +58,7 @@ def test_report_says_which_data_and_that_rcv1_is_missing(report):
     md = report.with_suffix(".md").read_text(encoding="utf-8")
     assert "Data: **digits**" in md and "RCV1" in md and "not available" in md
     assert "Figure 1" in md and "Figure 2" in md and "Figure 3" in md
+    assert "subsampled to 150 examples" in md
 
 
 def test_claims_are_judged(report):
@@ -84,6 +86,14 @@ def test_results_rows_are_consistent(results):
         np.testing.assert_allclose(r[f"ratio_{col}"], want, equal_nan=True)
     assert r["ets_converged"].all() and r["svm_converged"].all()
     assert (r["evil_flagged"] <= r["k"]).all()
+
+
+def test_sensitivity_runs(report):
+    md = report.with_suffix(".md").read_text(encoding="utf-8")
+    assert "whole training half" in md and "ε/√|S_t|" in md
+    assert md.count("| main: 150 training examples, ε = 1 | 4 |") == 1
+    pegasos = md.split("Optimisation error of the SGD baseline")[1].split("##")[0]
+    assert sum(ln.startswith(("| 1 vs 3 | 1 |", "| 1 vs 8 | 1 |", "| 3 vs 8 | 1 |")) for ln in pegasos.splitlines()) == 3
 
 
 def test_a_split_is_reproducible_and_resume_reuses_tasks(report, tmp_path, monkeypatch):
