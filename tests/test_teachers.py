@@ -14,7 +14,9 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 import noisyfeedback as nf
+import reference
 from conftest import JIT_DISABLED
+from tolerances import KERNEL_ATOL, KERNEL_RTOL
 from noisyfeedback._validation import AnySeed, Integer, Interval, OneOf, Options
 from noisyfeedback.datasets.teachers import flip_evil, random_teachers, topic_teachers
 from noisyfeedback.kernels.teachers import dcd_epoch
@@ -135,6 +137,68 @@ def test_linear_svm_matches_cvxpy_and_liblinear(sparse):
     assert svm.objective_ <= f_lib * (1 + 1e-6) and f_lib <= svm.objective_ * (1 + 1e-4)
 
 
+@needs_cvxpy
+def test_interior_point_subsolver_matches_cvxpy():
+    """qp_ipm (phase 2 of the solver) on min ½xᵀKx − pᵀx, Ax ≤ b, 0 ≤ x ≤ 1, with teacher-like rows."""
+    from noisyfeedback.learners.teachers._solver import qp_ipm
+
+    rng = np.random.default_rng(17)
+    for trial in range(3):
+        n, d, T = 120, 6, 5
+        Z = rng.normal(size=(n, d))
+        tid = rng.integers(0, T, size=n)
+        sizes = np.bincount(tid, minlength=T)
+        A = (tid[None, :] == np.arange(T)[:, None]) / sizes[:, None] - 1.0 / n
+        b = 0.2 * rng.random(T) / np.sqrt(sizes)
+        p = 1.0 + rng.normal(size=n)
+        x, nu, ok = qp_ipm(3.0 * Z @ Z.T, p, A, b, gap_tol=1e-10)
+        xv = cp.Variable(n)
+        con = [A @ xv <= b, xv >= 0, xv <= 1]
+        prob = cp.Problem(cp.Minimize(1.5 * cp.sum_squares(Z.T @ xv) - p @ xv), con)
+        prob.solve(solver="CLARABEL")
+        f = 1.5 * float(np.sum((Z.T @ x) ** 2)) - p @ x
+        assert ok and 0.0 <= x.min() and x.max() <= 1.0 and np.all(A @ x <= b + 1e-12)
+        assert f == pytest.approx(prob.value, rel=1e-7, abs=1e-9)
+        assert f <= prob.value + 1e-7 * abs(prob.value)  # at least as good as the conic solver
+        # its multipliers are non-negative and complementary to the constraints
+        assert np.all(nu >= 0) and np.abs(nu * (A @ x - b)).max() < 1e-7
+
+
+def test_phase_two_finishes_where_coordinate_ascent_stalls():
+    """Dense, low-dimensional, small λ (C = 1/(λm) large): coordinate ascent alone needs thousands of
+    passes; the interior-point finish certifies the optimum after a few dozen."""
+    from noisyfeedback.learners.teachers import _solver
+
+    X, y, y_bad, t, evil, _, _ = planted(m=800, d=30, n_teachers=40, n_evil=12, seed=0, margin=0.0)
+    Xa = np.hstack([X, np.ones((800, 1))])
+    ids, tid, sizes = np.unique(t, return_inverse=True, return_counts=True)
+    yb = y_bad.astype(float)
+    full = _solver.solve(Xa, yb, 1e-4, tid=tid, sizes=sizes.astype(float), eps=1.0, tol=1e-8, max_iter=100_000)
+    assert full.converged and full.n_refine >= 1 and full.primal - full.dual <= 1e-8 * full.primal
+    # coordinate ascent alone (the finish disabled) is still far from it after more passes
+    alone = _solver.solve(Xa, yb, 1e-4, tid=tid, sizes=sizes.astype(float), eps=1.0, tol=1e-8,
+                          max_iter=5 * full.n_iter, ws_max=0)
+    assert not alone.converged and alone.n_refine == 0
+    assert alone.primal - alone.dual > 100 * (full.primal - full.dual)
+
+
+def test_nu_normalisation_keeps_the_margins_and_lowers_the_objective():
+    from noisyfeedback.learners.teachers._solver import normalize_nu
+
+    X, y, y_bad, t, evil, _, _ = planted(m=300, d=5, n_teachers=6, n_evil=2, seed=18)
+    ids, tid, sizes = np.unique(t, return_inverse=True, return_counts=True)
+    sizes = sizes.astype(float)
+    nu = np.array([0.3, 0.01, 0.2, 0.05, 0.4, 0.02]) + 0.01 * sizes
+    nn = normalize_nu(nu, sizes)
+    m = 300
+    shift = lambda v: m / sizes * v - v.sum()  # noqa: E731  margin shift k_t ν_t − Σν
+    np.testing.assert_allclose(shift(nn), shift(nu), atol=1e-12)
+    assert nn.min() == 0.0 and np.all(nn <= nu)
+    w = np.ones(5)
+    yb = y_bad.astype(float)
+    assert primal_value(X, yb, w, 0.1, tid, sizes, 1.0, nn) < primal_value(X, yb, w, 0.1, tid, sizes, 1.0, nu)
+
+
 def test_large_eps_is_the_plain_svm():
     X, y, y_bad, t, _, _, _ = planted(m=500, d=10, seed=4)
     plain = LinearSVM(lam=1e-2, tol=1e-10).fit(X, y_bad)
@@ -219,41 +283,12 @@ def test_fit_intercept_learns_an_offset():
 
 
 # ------------------------------------------------------------ TeacherSGD
-def teacher_sgd_reference(X, y, t, lam, eps, n_epochs, seed):
-    """Naive Pegasos with explicit dual-scaled coefficients α and the full constraint check."""
-    rng = nf.base.make_rng(seed)
-    m = X.shape[0]
-    ids, tid, sizes = np.unique(t, return_inverse=True, return_counts=True)
-    alpha = np.zeros(m)
-    step = 0
-    n_capped = 0
-    for _ in range(n_epochs):
-        for i in rng.integers(0, m, size=m):
-            step += 1
-            w = (alpha * y) @ X / lam
-            viol = y[i] * (X[i] @ w) < 1.0
-            alpha *= (step - 1) / step  # w ← (1 − η λ) w with η = 1/(λ t)
-            if not viol:
-                continue
-            size = 1.0 / step
-            if eps is not None:
-                s = tid[i]
-                own = tid == s
-                a = 1.0 / sizes[s] - 1.0 / m
-                slack = eps / (m * np.sqrt(sizes[s])) - (alpha[own].mean() - alpha.mean())
-                if a > 0 and slack / a < size:
-                    size = max(slack / a, 0.0)
-                    n_capped += 1
-            alpha[i] += size
-    return (alpha * y) @ X / lam, alpha, n_capped
-
-
 @pytest.mark.parametrize("eps", [1.0, None])
 def test_teacher_sgd_equals_its_reference_twin(eps):
     X, y, y_bad, t, _, _, _ = planted(m=120, d=5, n_teachers=6, n_evil=2, seed=8)
     sgd = TeacherSGD(lam=1e-2, eps=eps, n_epochs=3, seed=11).fit(X, y_bad, teachers=t)
-    w, alpha, n_capped = teacher_sgd_reference(X, y_bad.astype(float), t, 1e-2, eps, 3, 11)
-    np.testing.assert_allclose(sgd.coef_, w, rtol=1e-9, atol=1e-12)
+    w, alpha, n_capped = reference.teacher_sgd_run(X, y_bad.astype(float), t, 1e-2, eps, 3, nf.base.make_rng(11))
+    np.testing.assert_allclose(sgd.coef_, w, rtol=1e-9, atol=KERNEL_ATOL)
     np.testing.assert_allclose(sgd.alpha_, alpha, rtol=1e-9, atol=1e-15)
     assert sgd.n_capped_ == n_capped and sgd.n_iter_ == 360
     if eps is not None:
@@ -270,6 +305,31 @@ def test_teacher_sgd_kernel_on_csr_equals_dense():
     a = TeacherSGD(lam=1e-2, n_epochs=2).fit(X, y_bad, teachers=t)
     b = TeacherSGD(lam=1e-2, n_epochs=2).fit(X.toarray(), y_bad, teachers=t)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-14)
+
+
+def test_certificate_and_margin_kernels_equal_their_twins():
+    from noisyfeedback.kernels.teachers import certificate_terms, row_sq_norms, signed_margins
+
+    rng = np.random.default_rng(16)
+    for sparse in (False, True):
+        X = sp.random(50, 7, density=0.4, format="csr", random_state=1) if sparse else rng.normal(size=(50, 7))
+        Xk = kernel_view(nf._validation.check_X(X))
+        y = rng.choice([-1.0, 1.0], size=50)
+        w = rng.normal(size=7)
+        tid = rng.integers(0, 4, size=50).astype(np.int64)
+        beta = rng.random(50) * (rng.random(50) < 0.7)
+        shift = rng.normal(size=4) * 0.3
+        z = np.empty(50)
+        signed_margins(*Xk, w, y, z)
+        np.testing.assert_allclose(z, reference.signed_margins(X, w, y), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+        out = np.empty(50)
+        row_sq_norms(*Xk, out)
+        np.testing.assert_allclose(out, reference.row_sq_norms(X), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+        Bt = np.zeros(4)
+        hinge = certificate_terms(z, beta, tid, shift, Bt)
+        h_ref, Bt_ref = reference.certificate_terms(z, beta, tid, shift, 4)
+        assert hinge == pytest.approx(h_ref, rel=KERNEL_RTOL)
+        np.testing.assert_allclose(Bt, Bt_ref, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
 # ------------------------------------------------ the coordinate step twin
