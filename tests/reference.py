@@ -259,3 +259,51 @@ def ors_run(w, X, Y, variance, y_clean, scaling, known, r, beta=1.0, budget=None
             rate = spent / (t + 1)
             a = a * 2 if rate > 0.95 * budget else (a / 2 if rate < 0.95 * budget else a)
     return w, np.array(used), a
+
+
+# ------------------------------------------------ teachers (Dekel & Shamir 2009)
+def signed_margins(X, w, y):
+    """y_i ⟨x_i, w⟩."""
+    return y * np.asarray(X @ w).ravel()
+
+
+def row_sq_norms(X):
+    """‖x_i‖²."""
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    return (X * X).sum(axis=1)
+
+
+def certificate_terms(z, beta, tid, shift, T):
+    """(Σ_i [1 − shift_{t(i)} − z_i]_+, per-teacher sums of β)."""
+    hinge = float(np.maximum(1.0 - shift[tid] - z, 0.0).sum())
+    return hinge, np.bincount(tid, weights=beta, minlength=T)
+
+
+def teacher_sgd_run(X, y, t, lam, eps, n_epochs, rng):
+    """TeacherSGD (Dekel & Shamir Sec. 6): naive Pegasos with explicit dual-scaled coefficients α
+    and the full constraint check; rows drawn by ``rng.integers(0, m, size=m)`` per epoch.
+    Returns (w, α, number of capped steps)."""
+    m = X.shape[0]
+    ids, tid, sizes = np.unique(t, return_inverse=True, return_counts=True)
+    alpha = np.zeros(m)
+    step = 0
+    n_capped = 0
+    for _ in range(n_epochs):
+        for i in rng.integers(0, m, size=m):
+            step += 1
+            w = (alpha * y) @ X / lam
+            viol = y[i] * (X[i] @ w) < 1.0
+            alpha *= (step - 1) / step  # w ← (1 − η λ) w with η = 1/(λ t)
+            if not viol:
+                continue
+            size = 1.0 / step
+            if eps is not None:
+                s = tid[i]
+                own = tid == s
+                a = 1.0 / sizes[s] - 1.0 / m
+                slack = eps / (m * np.sqrt(sizes[s])) - (alpha[own].mean() - alpha.mean())
+                if a > 0 and slack / a < size:
+                    size = max(slack / a, 0.0)
+                    n_capped += 1
+            alpha[i] += size
+    return (alpha * y) @ X / lam, alpha, n_capped

@@ -15,6 +15,7 @@ from .base import Learner, load
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import NLMS, ORS, UMA, make_kernel_uma
+from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
 from .simulate import Trace, simulate
 
 __all__ = [
@@ -39,4 +40,7 @@ __all__ = [
     "ORS",
     "UMA",
     "make_kernel_uma",
+    "LinearSVM",
+    "EvilTeacherSVM",
+    "TeacherSGD",
 ]

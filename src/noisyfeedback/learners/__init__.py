@@ -11,5 +11,6 @@ from .diluted.mcslp import MCSLP
 from .label_noise.uma import UMA, make_kernel_uma
 from .regression.nlms import NLMS
 from .regression.ors import ORS
+from .teachers import EvilTeacherSVM, LinearSVM, TeacherSGD
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma"]
+__all__ = ["Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "LinearSVM", "EvilTeacherSVM", "TeacherSGD"]

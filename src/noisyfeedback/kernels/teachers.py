@@ -3,7 +3,7 @@
 Plain arrays and scalars in, no validation (the public classes in
 ``learners/teachers`` validate and own the state). Rows of X are read either from a
 dense C-contiguous matrix ``Xd`` or from CSR arrays (``indptr``, ``indices``,
-``data``); ``sparse`` picks which. Reference twins live in ``tests/test_teachers.py``.
+``data``); ``sparse`` picks which. Reference twins live in ``tests/reference.py``.
 
 Dual variables are scaled to β_i = m·α_i ∈ [0, 1] (α of the paper's eq. (2)); the
 weight vector is kept as w = (1/(λm))·Σ β_i y_i x_i, i.e. w = (1/λ)·Σ α_i y_i x_i.

@@ -100,18 +100,16 @@ class TeacherSGD(BinaryLinearLearner):
         self.seed = seed
 
     def fit(self, X, y, teachers=None) -> "TeacherSGD":
-        """Fit on X (dense or CSR), two-class labels y and ``teachers`` (an int id >= 0 per row)."""
+        """Fit on X (dense or CSR), two-class labels y and ``teachers`` (an int id >= 0 per row;
+        None: one teacher for all rows, whose cap never binds — plain Pegasos)."""
         self._validate_params()
         self._reset()
         owner = type(self).__name__
-        X = self._check_X_fit(X)
+        X, y = self._check_X_fit(X, y)
         m = X.shape[0]
         classes, y_pm = check_binary_labels(y, m, owner)
         constrained = self.eps is not None
-        if constrained or teachers is not None:
-            ids, tid, sizes = check_teachers(teachers, m, owner)
-        else:
-            ids, tid, sizes = np.zeros(1, np.int64), np.zeros(m, np.int64), np.array([float(m)])
+        ids, tid, sizes = check_teachers(teachers, m, owner)
         Xa = self._augment(X)
         view = kernel_view(Xa)
         inv_n = 1.0 / sizes
@@ -130,7 +128,6 @@ class TeacherSGD(BinaryLinearLearner):
                                           r, Rt, Rsum, u, constrained)
             steps += m
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self._split_coef(u / (lam * steps))
         self.alpha_ = r / steps
         n_ids = int(ids[-1]) + 1

@@ -87,13 +87,12 @@ class LinearSVM(BinaryLinearLearner):
         ignored, so that LinearSVM is a drop-in baseline for :class:`EvilTeacherSVM`."""
         self._validate_params()
         self._reset()
-        X = self._check_X_fit(X)
+        X, y = self._check_X_fit(X, y)
         classes, y_pm = check_binary_labels(y, X.shape[0], type(self).__name__)
         Xa = self._augment(X)
         res = _solver.solve(Xa, y_pm, float(self.lam), tol=float(self.tol),
                             max_iter=int(self.max_iter), rng=make_rng(self.seed))
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
         self._split_coef(res.w)
         self.alpha_ = res.beta / X.shape[0]
         self.objective_ = res.primal

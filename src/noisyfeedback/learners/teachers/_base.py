@@ -1,7 +1,10 @@
 """Shared machinery of the binary batch learners of Dekel & Shamir (SPEC §4.12).
 
-Labels: any two classes (``classes_``, sorted; ``classes_[1]`` is the +1 class),
-mapped to ±1 internally. Teachers: non-negative integer ids, one per row.
+scikit-learn estimators (``ClassifierMixin``, ``BaseEstimator``; like ``UMA``), with
+the library's parameter messages and ``.npz`` persistence. Labels: any two classes
+(``classes_``, sorted; ``classes_[1]`` is the +1 class), mapped to ±1 internally.
+Teachers: non-negative integer ids, one per row, passed to ``fit`` as
+``teachers=`` (None: every row from one teacher).
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import check_X
+from ..._validation import check_param, check_X
 from ...base import Learner
 
 __all__ = ["BinaryLinearLearner", "IsNone", "check_binary_labels", "check_teachers", "warn_not_converged"]
@@ -53,9 +59,10 @@ def check_binary_labels(y: Any, n_samples: int, owner: str) -> tuple[np.ndarray,
         raise TypeError(f"y of {owner} holds labels that cannot be compared: {exc}") from None
     if classes.shape[0] != 2:
         shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in classes[:5])
+        what = "1 class, nothing to learn" if classes.shape[0] == 1 else "Only binary classification is supported"
         raise ValueError(
             f"{owner} is a binary classifier: y must hold exactly two classes; got "
-            f"{classes.shape[0]} ({shown}{', ...' if classes.shape[0] > 5 else ''})."
+            f"{classes.shape[0]} ({shown}{', ...' if classes.shape[0] > 5 else ''}). {what}."
         )
     y_pm = np.where(arr == classes[1], 1.0, -1.0)
     return classes, y_pm
@@ -63,9 +70,10 @@ def check_binary_labels(y: Any, n_samples: int, owner: str) -> tuple[np.ndarray,
 
 def check_teachers(teachers: Any, n_samples: int, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids, tid, sizes): the distinct teacher ids, each row's index into them (int64)
-    and the teachers' example counts (float64). Ids must be integers >= 0."""
-    if teachers is None:
-        raise TypeError(f"{owner}.fit needs teachers=: the teacher (an int >= 0) of every row.")
+    and the teachers' example counts (float64). Ids must be integers >= 0; None means
+    a single teacher 0 for every row."""
+    if teachers is None:  # one teacher labelled everything
+        return np.zeros(1, np.int64), np.zeros(n_samples, np.int64), np.array([float(n_samples)])
     arr = np.asarray(teachers)
     if arr.ndim != 1:
         raise ValueError(f"teachers of {owner} must be 1-D; got shape {arr.shape}.")
@@ -96,7 +104,7 @@ def warn_not_converged(owner: str, gap: float, primal: float, tol: float, n_iter
     )
 
 
-class BinaryLinearLearner(Learner):
+class BinaryLinearLearner(ClassifierMixin, BaseEstimator):
     """A linear binary classifier sign(⟨w, x⟩ + b) trained in batch by ``fit``.
 
     Fitted attributes shared by subclasses: ``classes_`` (the two labels, sorted;
@@ -104,14 +112,71 @@ class BinaryLinearLearner(Learner):
     0.0 unless ``fit_intercept``), ``n_features_in_``.
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    #: keyword arguments of a small, quick instance (tests)
     _test_params: ClassVar[dict[str, Any]] = {}
+    feedback_kind: ClassVar[str] = "label"
+
+    # ------------------------------------------------------------ sklearn
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # ------------------------------------------------------- persistence
+    _learned_attributes = Learner._learned_attributes
+    load = classmethod(Learner.load.__func__)
+
+    def save(self, path):
+        """Write the fitted model to ``path`` (.npz arrays + JSON metadata, atomically; no pickle).
+
+        Object arrays of strings (``classes_`` from object labels) are stored as unicode arrays."""
+        swapped = {}
+        for name in self._learned_attributes():
+            v = getattr(self, name)
+            if isinstance(v, np.ndarray) and v.dtype == object and all(isinstance(e, str) for e in v.ravel()):
+                swapped[name] = v
+                setattr(self, name, v.astype(str))
+        try:
+            return Learner.save(self, path)
+        finally:
+            for name, v in swapped.items():
+                setattr(self, name, v)
+
+    def clone(self, **params):
+        """A fresh, unfitted copy with the same (or overridden) parameters."""
+        from sklearn.base import clone
+
+        return clone(self).set_params(**params)
+
+    @property
+    def is_fitted(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def _validate_params(self) -> None:
+        owner = type(self).__name__
+        for name, constraint in self._parameter_constraints.items():
+            check_param(name, getattr(self, name), constraint, owner)
+
+    def _reset(self) -> None:
+        for name in self._learned_attributes():
+            delattr(self, name)
 
     # ------------------------------------------------------------- inputs
-    def _check_X_fit(self, X):
+    def _check_X_fit(self, X, y):
+        """(X, y): X validated by scikit-learn (sets ``n_features_in_``), then a C-contiguous
+        float64 array or a CSR matrix with sorted int64 indices (what the kernels take);
+        NaN/inf raise naming the row."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False,
+                             y_numeric=False, reset=True)
         X = check_X(X, owner=type(self).__name__)
-        if X.shape[0] == 0:
-            raise ValueError(f"X of {type(self).__name__} has no rows.")
-        return X
+        check_classification_targets(y)
+        return X, y
+
+    def _check_X(self, X):
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False, reset=False)
+        return check_X(X, owner=type(self).__name__)
 
     def _augment(self, X):
         """Append the constant feature 1 of the (regularised) intercept when ``fit_intercept``."""
@@ -133,25 +198,14 @@ class BinaryLinearLearner(Learner):
             self.coef_ = np.ascontiguousarray(w)
             self.intercept_ = 0.0
 
-    def _check_fitted(self) -> None:
-        self._validate_params()
-        if not hasattr(self, "coef_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(X, y, ...) first."
-            )
-
     # ---------------------------------------------------------- inference
     def decision_function(self, X) -> np.ndarray:
         """Scores ⟨w, x⟩ + b, shape (n_samples,); positive means ``classes_[1]``."""
-        self._check_fitted()
-        X = check_X(X, n_features=self.n_features_in_, owner=type(self).__name__)
+        check_is_fitted(self, "coef_")
+        X = self._check_X(X)
         return np.asarray(X @ self.coef_, dtype=np.float64).ravel() + self.intercept_
 
     def predict(self, X) -> np.ndarray:
         """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(np.int64)]
-
-    def score(self, X, y) -> float:
-        """Accuracy of ``predict(X)`` against y."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
