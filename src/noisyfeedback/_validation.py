@@ -107,6 +107,17 @@ class Options:
 
 
 @dataclass(frozen=True)
+class IsNone:
+    """The value None (for parameters that are 'a number or None')."""
+
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+    def describe(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True)
 class OneOf:
     """Any of several constraints."""
 

@@ -185,6 +185,42 @@ class Learner:
         return learner
 
 
+class EstimatorMixin:
+    """Our conventions for the scikit-learn estimators (UMA, the teacher SVMs), which are not
+    :class:`Learner` s: the same ``.npz`` + JSON ``save`` (read back by :func:`load`), ``clone``,
+    and parameter checks from ``_parameter_constraints``."""
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the fitted model to ``path`` (.npz arrays + JSON metadata, atomically; no pickle).
+
+        Object arrays of strings (``classes_`` from object labels, ``feature_names_in_`` from a
+        DataFrame) are stored as unicode arrays."""
+        swapped = {}
+        for name in self._learned_attributes():
+            v = getattr(self, name)
+            if isinstance(v, np.ndarray) and v.dtype == object and all(isinstance(e, str) for e in v.ravel()):
+                swapped[name] = v
+                setattr(self, name, v.astype(str))
+        try:
+            return Learner.save(self, path)
+        finally:
+            for name, v in swapped.items():
+                setattr(self, name, v)
+
+    def clone(self, **params):
+        """A fresh, unfitted copy with the same (or overridden) parameters."""
+        from sklearn.base import clone
+
+        return clone(self).set_params(**params)
+
+    def _validate_params(self) -> None:
+        owner = type(self).__name__
+        for name, constraint in self._parameter_constraints.items():
+            check_param(name, getattr(self, name), constraint, owner)
+
+
 def load(path: str | os.PathLike) -> Learner:
     """Load any learner saved with :meth:`Learner.save`."""
     with np.load(path, allow_pickle=False) as data:

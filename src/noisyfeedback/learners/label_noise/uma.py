@@ -18,7 +18,6 @@ the rows predicted p (with margin ≥ θ) whose noisy label is r (dense X), or o
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,8 +26,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import AnySeed, Integer, Interval, OneOf, Options, check_param
-from ...base import Learner, make_rng
+from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param
+from ...base import EstimatorMixin, Learner, make_rng
 from ...feedback import check_confusion_matrix
 
 __all__ = ["UMA", "make_kernel_uma", "uma_statistics", "update_vectors", "standard_errors", "DEFAULT_MAX_CONDITION"]
@@ -41,16 +40,7 @@ DEFAULT_MAX_CONDITION = 1e8
 _STRATEGIES = ("error", "confusion", "random")
 
 
-@dataclass(frozen=True)
-class _IsNone:
-    def accepts(self, value: Any) -> bool:
-        return value is None
-
-    def describe(self) -> str:
-        return "None"
-
-
-class UMA(ClassifierMixin, BaseEstimator):
+class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
     """Unconfused Ultraconservative Multiclass Algorithm: a linear classifier from noisy labels.
 
     Learns W (one weight vector per class) from labels ỹ corrupted by a known,
@@ -171,7 +161,7 @@ class UMA(ClassifierMixin, BaseEstimator):
         "max_iter": Integer(1),
         "tol": Interval(0, None, closed="left"),
         "significance": Interval(0, None, closed="left"),
-        "batch_size": OneOf((_IsNone(), Integer(1))),
+        "batch_size": OneOf((IsNone(), Integer(1))),
         "max_condition": Interval(1, None, closed="left"),
         "seed": AnySeed(),
     }
@@ -211,35 +201,9 @@ class UMA(ClassifierMixin, BaseEstimator):
     _learned_attributes = Learner._learned_attributes
     load = classmethod(Learner.load.__func__)
 
-    def save(self, path):
-        """Write the fitted model to ``path`` (.npz arrays + JSON metadata, atomically; no pickle).
-
-        Object arrays of strings (``classes_`` from object labels, ``feature_names_in_``
-        from a DataFrame) are stored as unicode arrays.
-        """
-        swapped = {}
-        for name in self._learned_attributes():
-            v = getattr(self, name)
-            if isinstance(v, np.ndarray) and v.dtype == object and all(isinstance(e, str) for e in v.ravel()):
-                swapped[name] = v
-                setattr(self, name, v.astype(str))
-        try:
-            return Learner.save(self, path)
-        finally:
-            for name, v in swapped.items():
-                setattr(self, name, v)
-
-    def clone(self, **params) -> "UMA":
-        """A fresh, unfitted copy with the same (or overridden) parameters."""
-        from sklearn.base import clone
-
-        return clone(self).set_params(**params)
-
     # -------------------------------------------------------- validation
     def _validate_params(self) -> None:
-        owner = type(self).__name__
-        for name, constraint in self._parameter_constraints.items():
-            check_param(name, getattr(self, name), constraint, owner)
+        super()._validate_params()
         if self.confusion is not None:
             self._check_confusion(None)
 

@@ -10,7 +10,6 @@ Teachers: non-negative integer ids, one per row, passed to ``fit`` as
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,21 +19,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import check_param, check_X
-from ...base import Learner
+from ..._validation import check_X
+from ...base import EstimatorMixin, Learner
 
-__all__ = ["BinaryLinearLearner", "IsNone", "check_binary_labels", "check_teachers", "warn_not_converged"]
-
-
-@dataclass(frozen=True)
-class IsNone:
-    """The value None (for parameters that are 'a number or None')."""
-
-    def accepts(self, value: Any) -> bool:
-        return value is None
-
-    def describe(self) -> str:
-        return "None"
+__all__ = ["BinaryLinearLearner", "check_binary_labels", "check_teachers", "warn_not_converged"]
 
 
 def check_binary_labels(y: Any, n_samples: int, owner: str) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +92,7 @@ def warn_not_converged(owner: str, gap: float, primal: float, tol: float, n_iter
     )
 
 
-class BinaryLinearLearner(ClassifierMixin, BaseEstimator):
+class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
     """A linear binary classifier sign(⟨w, x⟩ + b) trained in batch by ``fit``.
 
     Fitted attributes shared by subclasses: ``classes_`` (the two labels, sorted;
@@ -128,36 +116,9 @@ class BinaryLinearLearner(ClassifierMixin, BaseEstimator):
     _learned_attributes = Learner._learned_attributes
     load = classmethod(Learner.load.__func__)
 
-    def save(self, path):
-        """Write the fitted model to ``path`` (.npz arrays + JSON metadata, atomically; no pickle).
-
-        Object arrays of strings (``classes_`` from object labels) are stored as unicode arrays."""
-        swapped = {}
-        for name in self._learned_attributes():
-            v = getattr(self, name)
-            if isinstance(v, np.ndarray) and v.dtype == object and all(isinstance(e, str) for e in v.ravel()):
-                swapped[name] = v
-                setattr(self, name, v.astype(str))
-        try:
-            return Learner.save(self, path)
-        finally:
-            for name, v in swapped.items():
-                setattr(self, name, v)
-
-    def clone(self, **params):
-        """A fresh, unfitted copy with the same (or overridden) parameters."""
-        from sklearn.base import clone
-
-        return clone(self).set_params(**params)
-
     @property
     def is_fitted(self) -> bool:
         return hasattr(self, "coef_")
-
-    def _validate_params(self) -> None:
-        owner = type(self).__name__
-        for name, constraint in self._parameter_constraints.items():
-            check_param(name, getattr(self, name), constraint, owner)
 
     def _reset(self) -> None:
         for name in self._learned_attributes():

@@ -51,7 +51,6 @@ D along the ray (a lower bound). The solver stops when P − D ≤ tol·|P|.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np

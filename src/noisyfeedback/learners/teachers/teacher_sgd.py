@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validation import AnySeed, Integer, Interval, OneOf, Options
+from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options
 from ...base import make_rng
 from ...kernels.teachers import teacher_sgd_steps
-from ._base import BinaryLinearLearner, IsNone, check_binary_labels, check_teachers
+from ._base import BinaryLinearLearner, check_binary_labels, check_teachers
 from ._solver import kernel_view
 
 __all__ = ["TeacherSGD"]
