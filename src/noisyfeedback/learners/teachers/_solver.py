@@ -57,22 +57,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._linear import kernel_view
 from ...kernels.teachers import (block_order, certificate_terms, dcd_epoch, row_sq_norms as _row_sq_norms,
                                  signed_margins, signed_margins_parallel)
 
 __all__ = ["SolverResult", "solve", "primal_value", "qp_ipm", "kernel_view", "row_sq_norms"]
-
-_EMPTY_F = np.zeros((0, 0))
-_EMPTY_I = np.zeros(1, np.int64)
-_EMPTY_D = np.zeros(0)
-
-
-def kernel_view(X) -> tuple:
-    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X."""
-    if sp.issparse(X):
-        return _EMPTY_F, X.indptr, X.indices, X.data, True
-    return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, False
-
 
 def row_sq_norms(X) -> np.ndarray:
     out = np.empty(X.shape[0])
