@@ -96,3 +96,33 @@ def test_estimate_every_estimates_at_its_rounds_on_the_last_n_s_tuples(data):
     np.testing.assert_array_equal(c.buffer_X_, full.buffer_X_[250:399])
     with pytest.raises(ValueError, match="'estimate_every' parameter of RCINE"):
         nf.simulate(nf.RCINE(9, estimate_every=0), X, y, ch, n_rounds=10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_buffer_in_uneven_pieces_holds_the_window_rows(data, sparse):
+    """The reused buffer store (moved up in place, filled in pieces) holds what concatenating every
+    kept piece and keeping the last n_s rows holds — pieces smaller than, across and larger than the window."""
+    import scipy.sparse as sp
+
+    X, y = data
+    rng = np.random.default_rng(5)
+    n = 1_300
+    actions = rng.integers(0, 9, size=n)
+    fb = nf.feedback.NoisyBandit(0.1, 0.2).respond(y[:n], actions, rng)
+    p = np.full(n, 0.5)
+    Xin = sp.csr_matrix(X[:n]) if sparse else X[:n]
+    a = nf.RCINE(9, gamma=0.1, n_s=150, estimate_every=400, seed=0)
+    kept_X, kept_a = np.zeros((0, X.shape[1])), np.zeros(0, np.int64)
+    bounds = [0, 100, 260, 265, 390, 420, 700, 760, 1290, 1300]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        for s_lo in range(lo, hi, 1):  # learn's segments end at the estimates (multiples of 400)
+            if s_lo != lo and s_lo % 400:
+                continue
+            s_hi = min(hi, (s_lo // 400 + 1) * 400)
+            keep = s_lo + max(0, (s_lo // 400 + 1) * 400 - 150 - s_lo, s_hi - s_lo - 150)
+            kept_X = np.concatenate([kept_X, X[keep:s_hi]])[-150:]
+            kept_a = np.concatenate([kept_a, actions[keep:s_hi]])[-150:]
+        a.learn(Xin[lo:hi], actions[lo:hi], fb[lo:hi], p[lo:hi])
+        np.testing.assert_array_equal(a.buffer_X_, kept_X)
+        np.testing.assert_array_equal(a.buffer_actions_, kept_a)
+    assert a.rho_history_[:, 0].tolist() == [400, 800, 1200]

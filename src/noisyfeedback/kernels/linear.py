@@ -147,3 +147,14 @@ def dense_to_csr(Xd, indptr, indices, data):
             indices[p] = j
             data[p] = v
             p += v != 0.0
+
+
+@njit(cache=True)
+def csr_rows_to_dense(indptr, indices, data, rows, out):
+    """out[r] = row rows[r] of the CSR matrix (indptr, indices, data), as a dense row."""
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        for j in range(out.shape[1]):
+            out[r, j] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            out[r, indices[p]] = data[p]

@@ -7,8 +7,34 @@ import scipy.sparse as sp
 
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
+from ...kernels.linear import csr_rows_to_dense
 from .._linear import kernel_view
 from .rcnbf import RCNBF
+
+
+def _gather_rows(X, rows: np.ndarray, out: np.ndarray) -> None:
+    """out[:] = X[rows] as dense float64 (X dense or CSR), without a temporary copy."""
+    if sp.issparse(X):
+        csr_rows_to_dense(X.indptr, X.indices, X.data, np.ascontiguousarray(rows, dtype=np.int64), out)
+    elif X.dtype == np.float64:
+        np.take(X, rows, axis=0, out=out)
+    else:
+        np.copyto(out, X[rows])
+
+
+def _move_rows_up(store: np.ndarray, old: np.ndarray, start: int, count: int) -> None:
+    """store[:count] = old[start:start + count], where ``old`` may be a view of the front of ``store``.
+
+    Copied in blocks of at most the shift, front to back, so no block overlaps its source
+    (numpy would otherwise buffer a whole overlapping copy in fresh memory)."""
+    if np.shares_memory(store, old) and old.__array_interface__["data"][0] == store.__array_interface__["data"][0]:
+        if start == 0:
+            return
+        for lo in range(0, count, start):
+            hi = min(count, lo + start)
+            store[lo:hi] = old[start + lo:start + hi]
+    else:
+        store[:count] = old[start:start + count]
 
 
 class RCINE(RCNBF):
@@ -26,7 +52,8 @@ class RCINE(RCNBF):
     still on the last ``n_s`` tuples before each estimate (only those are kept). An
     estimate costs time in proportion to ``n_s``, so over T rounds RCINE spends
     about (T / estimate_every)·cost(n_s): a long run can keep the paper's window and
-    estimate less often.
+    estimate less often. ``buffer_X_`` is a view of a reused (n_s, d) array: copy it to
+    keep it while the learner goes on learning.
 
     Parameters
     ----------
@@ -94,18 +121,29 @@ class RCINE(RCNBF):
         return self._estimate(self.rho0_, self.rho1_)
 
     # ------------------------------------------------------------------
-    def _remember(self, X, actions, feedback) -> None:
-        """Append tuples to the buffer of the last n_s rounds before the next estimate."""
-        n = X.shape[0]
+    def _remember(self, X, actions, feedback, rows=None) -> None:
+        """Append tuples to the buffer of the last n_s rounds before the next estimate.
+
+        The contexts are ``X`` (or ``X[rows]`` when ``rows`` is given); only the rows that fall
+        in the next estimate's window are gathered and copied."""
+        n = actions.shape[0]
         every = self._every()
         due = (self.t_ // every + 1) * every  # the next estimate (segments never cross one)
         skip = min(n, max(0, due - self.n_s - self.t_))  # rounds too early to be in its window
-        if skip < n:
-            Xb = X[skip:]
-            Xb = Xb.toarray() if sp.issparse(Xb) else Xb
-            self.buffer_X_ = np.concatenate([self.buffer_X_, Xb])[-self.n_s:]
-            self.buffer_actions_ = np.concatenate([self.buffer_actions_, actions[skip:]])[-self.n_s:]
-            self.buffer_feedback_ = np.concatenate([self.buffer_feedback_, feedback[skip:]])[-self.n_s:]
+        keep = max(skip, n - self.n_s)  # of the rest, at most the last n_s can stay in the buffer
+        if keep < n:
+            m = n - keep
+            old = self.buffer_X_
+            k_old = min(old.shape[0], self.n_s - m)  # the old rows that stay
+            store = getattr(self, "_buffer_store", None)  # (n_s, d), reused: fresh memory costs page faults
+            if store is None or store.shape != (self.n_s, old.shape[1]):
+                store = self._buffer_store = np.empty((self.n_s, old.shape[1]))
+            if k_old:
+                _move_rows_up(store, old, old.shape[0] - k_old, k_old)
+            _gather_rows(X, np.arange(keep, n) if rows is None else rows[keep:], store[k_old:k_old + m])
+            self.buffer_X_ = store[:k_old + m]
+            self.buffer_actions_ = np.concatenate([self.buffer_actions_, actions[keep:]])[-self.n_s:]
+            self.buffer_feedback_ = np.concatenate([self.buffer_feedback_, feedback[keep:]])[-self.n_s:]
         self.t_ += n
         if self.t_ % every == 0:
             self._reestimate()
@@ -156,4 +194,4 @@ class RCINE(RCNBF):
             bandit_simulate(RULE_BANDITRON, self.W_, *kernel_view(X), y, rows, float(self.gamma), h0, h1,
                             rho0, rho1, u_learner[a:b], u_feedback[a:b], mistakes[a:b], *self._NO_STATE,
                             actions, fb)
-            self._remember(X[rows], actions, fb)
+            self._remember(X, actions, fb, rows=rows)
