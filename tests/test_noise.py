@@ -244,3 +244,29 @@ def test_mixture_ranker_subsample_is_a_cap_that_keeps_accuracy():
     assert abs(capped[0] - 0.2) < TOL and abs(capped[1] - 0.3) < TOL, capped  # ... and the estimate holds
     with pytest.raises(ValueError, match="'fit_samples' parameter"):
         estimate_mixture(X, a, f, K, fit_samples=0)
+
+
+def test_mixture_warm_state_reuses_the_basis_and_the_penalty(monkeypatch):
+    """warm={} is a cold estimate that fills the state; a filled state skips the SVD fit and the l2 grid."""
+    from noisyfeedback.noise import mixture
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    actions = np.where(rng.random(y.size) < 0.6, y, rng.integers(0, 10, y.size))
+    fb = nf.feedback.NoisyBandit(0.2, 0.3).respond(y, actions, rng)
+    warm: dict = {}
+    opts = {"n_components": 16, "l2": (1e-2, 1e-3)}
+    cold = mixture.estimate_mixture(X, actions, fb, 10, seed=3, **opts)
+    assert mixture.estimate_mixture(X, actions, fb, 10, seed=3, warm=warm, **opts) == cold
+    assert warm["l2"] in (1e-2, 1e-3) and warm["components"].shape == (16, 64)
+    fits = []
+    real_fit = mixture._fit_ranker
+    monkeypatch.setattr(mixture, "_fit_ranker", lambda *a, **k: fits.append(a[4]) or real_fit(*a, **k))
+    import sklearn.decomposition
+
+    monkeypatch.setattr(sklearn.decomposition.TruncatedSVD, "fit", lambda *a, **k: pytest.fail("SVD refitted"))
+    again = mixture.estimate_mixture(X, actions, fb, 10, seed=3, warm=warm, **opts)
+    assert fits == [warm["l2"]] * 2  # one penalty, one ranker per fold
+    assert abs(again[0] - 0.2) < 0.06 and abs(again[1] - 0.3) < 0.06, again
+    with pytest.raises(TypeError, match="'warm' parameter"):
+        mixture.estimate_mixture(X, actions, fb, 10, warm=[1])

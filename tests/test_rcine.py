@@ -126,3 +126,20 @@ def test_buffer_in_uneven_pieces_holds_the_window_rows(data, sparse):
         np.testing.assert_array_equal(a.buffer_X_, kept_X)
         np.testing.assert_array_equal(a.buffer_actions_, kept_a)
     assert a.rho_history_[:, 0].tolist() == [400, 800, 1200]
+
+
+def test_warm_start_keeps_the_first_estimate_and_the_rates(data, tmp_path):
+    X, y = data
+    ch = nf.feedback.NoisyBandit(0.2, 0.3)
+    kw = {"gamma": 0.1, "n_s": 1000, "seed": 4}
+    cold, warm = nf.RCINE(9, **kw), nf.RCINE(9, warm_start=True, **kw)
+    nf.simulate(cold, X, y, ch, n_rounds=3000, seed=1)
+    nf.simulate(warm, X, y, ch, n_rounds=3000, seed=1)
+    np.testing.assert_array_equal(warm.rho_history_[0], cold.rho_history_[0])  # the first estimate is cold
+    assert warm.warm_l2_ is not None and warm.rho_history_.shape == (3, 3)
+    assert np.abs(warm.rho_history_[:, 1:] - [0.2, 0.3]).max() < 0.1, warm.rho_history_
+    back = nf.load(warm.save(tmp_path / "w.npz"))
+    assert back.warm_l2_ == warm.warm_l2_
+    np.testing.assert_array_equal(back.warm_components_, warm.warm_components_)
+    with pytest.raises(ValueError, match="'warm_start' parameter of RCINE"):
+        nf.simulate(nf.RCINE(9, estimator="nrest", warm_start=True), X, y, ch, n_rounds=10)

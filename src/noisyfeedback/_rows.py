@@ -3,7 +3,7 @@
 A round touches one row. The kernels handle a row as its non-zeros either way,
 with the same arithmetic in the same order, so the result is bit for bit the same
 (tests/test_simulate.py). What differs is memory traffic: a dense MNIST row is
-6.3 kB (784 float64), its non-zeros as CSR about 2.4 kB, and reading the dense
+6.3 kB (784 float64), its non-zeros as CSR about 1.8 kB (int32 column indices), and reading the dense
 row and compacting it was about half of a round (profile in benchmarks/README.md).
 
 ``simulate`` therefore turns a validated dense X whose share of non-zeros is at
@@ -37,11 +37,13 @@ def _to_csr(X: np.ndarray, counts: np.ndarray) -> sp.csr_matrix:
     indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     nnz = int(indptr[-1])
-    indices = np.empty(nnz + 1, dtype=np.int64)  # +1: the branch-free fill writes one slot past the last non-zero
+    # int32 column indices (exact below 2**31 columns): a MNIST row is then 1.8 kB instead of 2.4 kB,
+    # and a round's time follows the bytes it reads. +1: the branch-free fill writes one slot past the end
+    indices = np.empty(nnz + 1, dtype=np.int32 if X.shape[1] < 2**31 else np.int64)
     data = np.empty(nnz + 1, dtype=X.dtype)  # float32 stays float32
     dense_to_csr(X, indptr, indices, data)
     # an empty matrix of the right shape, then our arrays: scipy's constructor would scan them and
-    # shrink the indices to int32 (a copy, and the kernels are compiled for int64)
+    # copy and check them
     out = sp.csr_matrix(X.shape, dtype=X.dtype)
     out.data, out.indices, out.indptr = data[:nnz], indices[:nnz], indptr
     out.has_sorted_indices = True

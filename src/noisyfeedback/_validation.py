@@ -179,6 +179,9 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
         if not X.has_sorted_indices:
             X = X.copy()
             X.sort_indices()
+        if X.nnz and not X.data.all():  # explicit zeros: the kernels read a CSR row's entries as its non-zeros
+            X = X.copy()
+            X.eliminate_zeros()
         bad = ~np.isfinite(X.data)
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])

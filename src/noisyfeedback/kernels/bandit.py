@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from .channels import flip
-from .linear import add_row, argmax_first, epsilon_greedy_draw, fetch_row, row_scores, sub_row
+from .linear import (PREFETCH_AHEAD, add_row, argmax_first, epsilon_greedy_draw, fetch_row, prefetch_csr_row,
+                     row_scores, sub_row)
 
 RULE_BANDITRON = 0
 RULE_BPA = 1
@@ -140,27 +141,52 @@ def bandit_learn(rule, W, Xd, indptr, indices, data, sparse, actions, feedback, 
 
 
 @njit(cache=True)
+def bandit_round(rule, W, idx, val, nnz, s, label, gamma, h0, h1, rho0, rho1, u_learner, u_feedback,
+                 theta, A, cum):
+    """One simulated round on a row given by its non-zeros: scores, ε-greedy action, noisy
+    feedback, update. Returns (ŷ, ỹ, f̃)."""
+    row_scores(W, idx, val, nnz, s)
+    yhat = argmax_first(s)
+    a, pa = epsilon_greedy_draw(yhat, gamma, W.shape[0], u_learner)
+    ft = flip(1 if a == label else 0, u_feedback, rho0, rho1)
+    bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1, theta, A, cum)
+    return yhat, a, ft
+
+
+@njit(cache=True)
 def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma, h0, h1,
                     rho0, rho1, u_learner, u_feedback, mistakes, theta, A, cum, out_actions, out_feedback):
     """Simulation loop under NoisyBandit(rho0, rho1) feedback.
 
     When ``out_actions`` is non-empty, the actions ỹ and feedback f̃ of every round are written to
     ``out_actions`` / ``out_feedback`` (learners that keep their interactions, e.g. RCINE).
+    ``sparse`` (see ``learners._linear.kernel_view``): 1 (CSR with float64 values): a row is read
+    in place, its index and value slices (X holds no explicit zeros), and the row of a later round
+    is prefetched; otherwise a row's non-zeros are copied into float64 buffers. Either way the
+    arithmetic is the same, in the same order.
     """
     record = out_actions.shape[0] > 0
     d = W.shape[1]
     K = W.shape[0]
-    idx = np.empty(d, np.int64)
-    val = np.empty(d, np.float64)
+    inplace = sparse == 1
+    n_buf = 0 if inplace else d
+    idx = np.empty(n_buf, np.int64)
+    val = np.empty(n_buf, np.float64)
     s = np.empty(K, np.float64)
-    for t in range(order.shape[0]):
+    T = order.shape[0]
+    for t in range(T):
         i = order[t]
-        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        row_scores(W, idx, val, nnz, s)
-        yhat = argmax_first(s)
-        a, pa = epsilon_greedy_draw(yhat, gamma, K, u_learner[t])
-        ft = flip(1 if a == y[i] else 0, u_feedback[t], rho0, rho1)
-        bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1, theta, A, cum)
+        if inplace:
+            if t + PREFETCH_AHEAD < T:
+                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            yhat, a, ft = bandit_round(rule, W, indices[lo:hi], data[lo:hi], hi - lo, s, y[i], gamma, h0, h1,
+                                       rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)
+        else:
+            nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+            yhat, a, ft = bandit_round(rule, W, idx, val, nnz, s, y[i], gamma, h0, h1,
+                                       rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)
         mistakes[t] = 1 if yhat != y[i] else 0
         if record:
             out_actions[t] = a

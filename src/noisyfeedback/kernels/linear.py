@@ -7,7 +7,48 @@ index order, one accumulator per class.
 """
 
 import numpy as np
-from numba import njit
+from numba import config, njit, types
+from numba.extending import intrinsic
+
+#: rounds ahead whose CSR row the simulate loops prefetch (the row order is known in advance)
+PREFETCH_AHEAD = 2
+
+if config.DISABLE_JIT:  # plain Python: nothing to prefetch
+
+    def prefetch(arr, i):
+        """Hint that ``arr[i]`` will be read soon (compiled: LLVM's prefetch; here: nothing)."""
+
+else:
+
+    @intrinsic
+    def prefetch(typingctx, arr, i):
+        """Hint that ``arr[i]`` will be read soon: LLVM's ``prefetch`` (read, high locality). Never faults."""
+        from llvmlite import ir
+        from numba.core import cgutils
+
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                                "llvm.prefetch.p0i8")
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return types.void(arr, i), codegen
+
+
+@njit(cache=True)
+def prefetch_csr_row(indptr, indices, data, i):
+    """Prefetch every cache line of row i's indices and values."""
+    lo = indptr[i]
+    hi = indptr[i + 1]
+    for p in range(lo, hi, 64 // data.itemsize):
+        prefetch(data, p)
+    for p in range(lo, hi, 64 // indices.itemsize):
+        prefetch(indices, p)
 
 
 @njit(cache=True)

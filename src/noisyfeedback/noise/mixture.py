@@ -32,6 +32,7 @@ def estimate_mixture(
     svd_samples: int = 10_000,
     tail: float = 0.005,
     fit_samples: int | None = 20_000,
+    warm: dict | None = None,
 ) -> tuple[float, float]:
     """Estimate (ρ0, ρ1) by fitting the structure P(f̃=1 | x, a) = ρ0 + β·π_a(x), then recalibrating.
 
@@ -117,6 +118,15 @@ def estimate_mixture(
         ranker's cost grows with the rows it is fitted on and its ranking stops improving long
         before 100 000 tuples; this keeps an estimate on RCINE's N_s = 100 000 to seconds.
 
+    warm : dict or None
+        State carried from one estimate to the next on similar tuples (RCINE's
+        ``warm_start``), read and updated in place. Empty: a cold estimate that
+        fills it with the SVD basis and the chosen ``l2``. Filled: the basis is
+        reused (not refitted) and only that ``l2`` is fitted, about a third of a
+        cold estimate's cost. (Starting the rankers from the last estimate's
+        parameters was tried and dropped: at ρ0 = ρ1 = 0.4 on MNIST it drifted to
+        estimates 0.05 low, where fresh fits stayed within 0.01.)
+
     Returns
     -------
     (rho0_hat, rho1_hat) : tuple of float
@@ -131,17 +141,21 @@ def estimate_mixture(
     check_param("tail", tail, Interval(0, 0.5, closed="left"), _OWNER)
     if fit_samples is not None:
         check_param("fit_samples", fit_samples, Integer(1), _OWNER)
+    if warm is not None and not isinstance(warm, dict):
+        raise TypeError(f"The 'warm' parameter of {_OWNER} must be a dict or None. Got {type(warm).__name__} instead.")
     if uninformative(feedback, 2 * n_folds, _OWNER):
         return 0.0, 0.0
     with threadpool_limits(limits=1, user_api="blas"):
         return _estimate(X, actions, feedback, int(n_classes), seed, l2_grid, n_components, int(max_iter),
-                         n_folds, svd_samples, float(tail), fit_samples)
+                         n_folds, svd_samples, float(tail), fit_samples, warm)
 
 
 def _estimate(X, actions, feedback, K, seed, l2_grid, n_components, max_iter, n_folds, svd_samples, tail,
-              fit_samples=None):
+              fit_samples=None, warm=None):
     svd_seed, fold_seed = seed_ints(seed, 2)
-    Z = _features(X, n_components, svd_samples, svd_seed)
+    hot = warm is not None and "l2" in warm
+    Z, components = _features(X, n_components, svd_samples, svd_seed, warm.get("components") if hot else None)
+
     n = Z.shape[0]
     rng_fold = np.random.default_rng(fold_seed)
     fold = rng_fold.permutation(n) % n_folds
@@ -151,17 +165,21 @@ def _estimate(X, actions, feedback, K, seed, l2_grid, n_components, max_iter, n_
         if fit_samples is not None and rows.shape[0] > fit_samples:
             rows = np.sort(rng_fold.choice(rows, fit_samples, replace=False))
         fits.append(rows)
+    if hot:
+        l2_grid = (float(warm["l2"]),)
     best = None
-    warm: list = [None] * n_folds
+    thetas: list = [None] * n_folds
     for lam in l2_grid:  # strongest penalty first; each fit warm-starts the next
         scores = np.zeros(n)
         for k in range(n_folds):
             train, test = fits[k], fold == k
-            warm[k] = _fit_ranker(Z[train], actions[train], feedback[train], K, lam, max_iter, warm[k])
-            scores[test] = _logit_pi(Z[test], actions[test], warm[k], K)
+            thetas[k] = _fit_ranker(Z[train], actions[train], feedback[train], K, lam, max_iter, thetas[k])
+            scores[test] = _logit_pi(Z[test], actions[test], thetas[k], K)
         fit = _fit_plateaus(scores, actions, feedback, K)
         if best is None or fit[2] < best[2]:
             best = fit
+            if warm is not None:
+                warm.update(components=components, l2=lam)
     q = best[3]
     if tail > 0:
         low, high = np.quantile(q, [tail, 1.0 - tail])
@@ -179,11 +197,16 @@ def _check_l2(l2) -> tuple[float, ...]:
 
 
 # ---------------------------------------------------------------- features
-def _features(X, n_components: int, svd_samples: int, seed: int) -> np.ndarray:
-    """Standardised low-dimensional features: truncated SVD of X (or X itself when it is narrow)."""
+def _features(X, n_components: int, svd_samples: int, seed: int, components=None):
+    """Standardised low-dimensional features: truncated SVD of X (or X itself when it is narrow).
+
+    Returns (Z, the SVD components or None); given ``components`` (same d) are used as they are."""
     n, d = X.shape
     if d <= n_components:
         Z = X.toarray() if sp.issparse(X) else np.array(X, dtype=np.float64)
+        components = None
+    elif components is not None and np.shape(components)[1:] == (d,):
+        Z = np.asarray(X @ np.asarray(components).T, dtype=np.float64)
     else:
         from sklearn.decomposition import TruncatedSVD
 
@@ -195,11 +218,12 @@ def _features(X, n_components: int, svd_samples: int, seed: int) -> np.ndarray:
         k = max(1, min(k, fit_rows.shape[0] - 1, d - 1))
         svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=4, random_state=seed)
         svd.fit(fit_rows)
-        Z = np.asarray(X @ svd.components_.T, dtype=np.float64)
+        components = svd.components_
+        Z = np.asarray(X @ components.T, dtype=np.float64)
     Z = Z - Z.mean(axis=0)
     sd = Z.std(axis=0)
     sd[sd < 1e-12] = 1.0
-    return np.ascontiguousarray(Z / sd)
+    return np.ascontiguousarray(Z / sd), components
 
 
 # ---------------------------------------------------------------- stage 1: ranker

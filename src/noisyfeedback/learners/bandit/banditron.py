@@ -7,7 +7,7 @@ import numpy as np
 from ..._validation import AnySeed, Interval
 from ...feedback import CODE_BANDIT
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
-from .._linear import LinearClassifier, kernel_view
+from .._linear import LinearClassifier, class_major, kernel_view
 
 
 class Banditron(LinearClassifier):
@@ -94,6 +94,7 @@ class Banditron(LinearClassifier):
         if code != CODE_BANDIT:
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()
-        bandit_simulate(self._rule, self.W_, *kernel_view(X), y, order, float(self.gamma), h0, h1,
-                        rho0, rho1, u_learner, u_feedback, mistakes, *self._extra_state(),
-                        *self._NO_RECORD)
+        with class_major(self) as W:
+            bandit_simulate(self._rule, W, *kernel_view(X), y, order, float(self.gamma), h0, h1,
+                            rho0, rho1, u_learner, u_feedback, mistakes, *self._extra_state(),
+                            *self._NO_RECORD)
