@@ -14,11 +14,15 @@ from tolerances import KERNEL_ATOL, KERNEL_RTOL
 from noisyfeedback.kernels.bandit import RULE_BANDITRON, RULE_BPA, bandit_act, bandit_learn, bandit_simulate
 from noisyfeedback.kernels.channels import confusion_label, flip
 from noisyfeedback.kernels.linear import (
+    REGISTER_K,
+    add_row,
+    add_sub_rows,
     argmax_first,
     epsilon_greedy_draw,
     fetch_row,
     predict_rows,
     row_scores,
+    row_scores_any_k,
     score_rows,
 )
 from noisyfeedback.kernels.perceptron import perceptron_learn, perceptron_simulate
@@ -69,6 +73,43 @@ def test_row_scores_match_matrix_product(rng):
     out = np.empty((20, 5))
     score_rows(W, *kernel_view(X), out)
     np.testing.assert_allclose(out, X @ W.T, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 9, 10, 16, 17, 26])
+@pytest.mark.parametrize("index_type", [np.int64, np.int32])
+def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type):
+    """The generated fixed-K kernels (K in REGISTER_K) do the same sums in the same order as the
+    loop over s: equal bits on real-valued data, also for an empty row and a single non-zero."""
+    d = 40
+    W = np.asfortranarray(rng.normal(size=(K, d)) * 10.0 ** rng.integers(-8, 8, size=(K, d)))
+    for nnz in (0, 1, 7, d):
+        idx = np.sort(rng.choice(d, size=nnz, replace=False)).astype(index_type)
+        val = rng.normal(size=nnz) * 10.0 ** rng.integers(-5, 5, size=nnz)
+        fast, slow = np.full(K, np.nan), np.full(K, np.nan)
+        row_scores(W, idx, val, nnz, fast)
+        row_scores_any_k(W, idx, val, nnz, slow)
+        np.testing.assert_array_equal(fast, slow)
+        expected = np.zeros(K)  # the documented order, written out
+        for p in range(nnz):
+            expected = expected + W[:, idx[p]] * val[p]
+        np.testing.assert_array_equal(fast, expected)
+    assert (K in REGISTER_K) == (2 <= K <= 16)
+
+
+@pytest.mark.parametrize("same_row", [False, True])
+def test_add_sub_rows_equals_add_then_subtract(rng, same_row):
+    W = rng.normal(size=(4, 12))
+    idx = np.array([0, 3, 4, 11])
+    val = rng.normal(size=4)
+    r_add, r_sub = (2, 2) if same_row else (1, 3)
+    fused = W.copy()
+    add_sub_rows(fused, r_add, 0.37, r_sub, idx, val, 4)
+    twice = W.copy()
+    add_row(twice, r_add, 0.37, idx, val, 4)
+    twice[r_sub, idx] -= val
+    np.testing.assert_array_equal(fused, twice)
+    untouched = np.setdiff1d(np.arange(12), idx)
+    np.testing.assert_array_equal(fused[:, untouched], W[:, untouched])
 
 
 @pytest.mark.parametrize("s", [[0.0, 0.0, 0.0], [1.0, 3.0, 3.0], [-1.0, -1.0, -2.0], [5.0], [2.0, 1.0, 2.0]])

@@ -2,7 +2,7 @@
 
 P(r) = (1-γ)·1[r=ŷ] + γ/K; draw ỹ ~ P; observe f̃; then, by ``rule``:
 
-- RULE_BANDITRON (Banditron, RCNBF): W[ỹ] += h(f̃)/P(ỹ)·x, then W[ŷ] -= x, every round.
+- RULE_BANDITRON (Banditron, RCNBF): W[ỹ] += h(f̃)/P(ỹ)·x, then W[ŷ] -= x, every round (one pass).
   Banditron is h(0)=0, h(1)=1; RCNBF h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1).
 - RULE_BPA (bandit passive-aggressive, simple PAB): with a = f̃,
   ℓ = max(0, 1 + (1−2a)·w_ỹ·x) and w_ỹ += (2a−1)·ℓ/‖x‖²·x (no update when x = 0).
@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from .channels import flip
-from .linear import (PREFETCH_AHEAD, add_row, argmax_first, epsilon_greedy_draw, fetch_row, prefetch_csr_row,
-                     row_scores, sub_row)
+from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, argmax_first, epsilon_greedy_draw, fetch_row,
+                     prefetch_csr_row, row_scores)
 
 RULE_BANDITRON = 0
 RULE_BPA = 1
@@ -114,8 +114,7 @@ def bandit_update_row(rule, W, idx, val, nnz, s, yhat, action, prob, ft, h0, h1,
             soba_update_row(rule == RULE_SOBA_FULL, W, theta, A, cum, idx, val, nnz, s, action, prob)
     elif rule == RULE_BANDITRON:
         h = h1 if ft == 1 else h0
-        add_row(W, action, h / prob, idx, val, nnz)
-        sub_row(W, yhat, idx, val, nnz)
+        add_sub_rows(W, action, h / prob, yhat, idx, val, nnz)
     else:  # RULE_BPA
         sq = 0.0
         for p in range(nnz):

@@ -13,15 +13,15 @@ Notation: s = W x, Ŷ = the top-m labels of s (ties: lowest index first, so
   feedback and h(f̃) its unbiased estimate; then
   W[r] += (h(f̃)·1[r∈Ỹ]/(Z(Ỹ)·τ1) − 1[r∈Ŷ]/m − τ2)·x for every r.
   With m = 1 the draw and the update are Banditron's own operations
-  (:func:`~noisyfeedback.kernels.linear.epsilon_greedy_draw`, ``add_row`` then
-  ``sub_row``), so MC-DBF(m=1) is Banditron/RCNBF bit for bit.
+  (:func:`~noisyfeedback.kernels.linear.epsilon_greedy_draw`, then
+  :func:`~noisyfeedback.kernels.linear.add_sub_rows`), so MC-DBF(m=1) is Banditron/RCNBF bit for bit.
 """
 
 import numpy as np
 from numba import njit
 
 from .channels import confusion_label, flip
-from .linear import add_row, epsilon_greedy_draw, fetch_row, row_scores, sub_row
+from .linear import add_row, add_sub_rows, epsilon_greedy_draw, fetch_row, row_scores
 
 
 @njit(cache=True)
@@ -126,8 +126,7 @@ def mcdbf_update_row(W, idx, val, nnz, top, in_hat, chosen, in_set, m, coef, tau
     m = 1 (τ2 = 0): W[ỹ] += coef·x, then W[ŷ] -= x — Banditron's operations in Banditron's order.
     """
     if m == 1:
-        add_row(W, chosen[0], coef, idx, val, nnz)
-        sub_row(W, top[0], idx, val, nnz)
+        add_sub_rows(W, chosen[0], coef, top[0], idx, val, nnz)
         return
     inv_m = 1.0 / m
     for r in range(W.shape[0]):

@@ -73,8 +73,8 @@ def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
 
 
 @njit(cache=True)
-def row_scores(W, idx, val, nnz, s):
-    """s = W x for a row given by its non-zeros."""
+def row_scores_any_k(W, idx, val, nnz, s):
+    """s = W x for a row given by its non-zeros, any number of classes K (running sums in s)."""
     K = W.shape[0]
     for k in range(K):
         s[k] = 0.0
@@ -83,6 +83,51 @@ def row_scores(W, idx, val, nnz, s):
         v = val[p]
         for k in range(K):
             s[k] += W[k, j] * v
+
+
+#: numbers of classes K for which :func:`row_scores` keeps the K running sums in registers
+REGISTER_K = tuple(range(2, 17))
+
+# One kernel per K in REGISTER_K, generated from this template: the same sums in the same order as
+# row_scores_any_k (s_k = 0, then s_k += W[k, j]·v over the non-zeros in order), so the same bits,
+# but with K known when compiled the sums stay in registers instead of a store and reload of s[k]
+# per non-zero. On MNIST (K = 10, 150 non-zeros a row) the bandit round went from 1.48 to 1.18 µs.
+_FIXED_K_TEMPLATE = """
+@njit(cache=True)
+def _row_scores_{K}(W, idx, val, nnz, s):
+    {zero}
+    for p in range(nnz):
+        j = idx[p]
+        v = val[p]
+        {accumulate}
+    {store}
+"""
+_DISPATCH_TEMPLATE = """
+@njit(cache=True)
+def row_scores(W, idx, val, nnz, s):
+    \"\"\"s = W x for a row given by its non-zeros (sums over the non-zeros in order, one per class).\"\"\"
+    K = W.shape[0]
+    {branches}
+    else:
+        row_scores_any_k(W, idx, val, nnz, s)
+"""
+
+
+def _generate_row_scores() -> str:
+    parts = []
+    for K in REGISTER_K:
+        parts.append(_FIXED_K_TEMPLATE.format(
+            K=K,
+            zero="; ".join(f"a{k} = 0.0" for k in range(K)),
+            accumulate="\n        ".join(f"a{k} += W[{k}, j] * v" for k in range(K)),
+            store="; ".join(f"s[{k}] = a{k}" for k in range(K))))
+    branches = "\n    el".join(f"if K == {K}:\n        _row_scores_{K}(W, idx, val, nnz, s)" for K in REGISTER_K)
+    parts.append(_DISPATCH_TEMPLATE.format(branches=branches))
+    return "".join(parts)
+
+
+# compiled under this file's name, so numba caches the generated kernels like the others
+exec(compile(_generate_row_scores(), __file__, "exec"), globals())
 
 
 @njit(cache=True)
@@ -103,17 +148,17 @@ def add_row(W, r, coef, idx, val, nnz):
 
 
 @njit(cache=True)
-def sub_row(W, r, idx, val, nnz):
-    """W[r] -= x."""
-    for p in range(nnz):
-        W[r, idx[p]] -= val[p]
+def add_sub_rows(W, r_add, coef, r_sub, idx, val, nnz):
+    """W[r_add] += coef * x, then W[r_sub] -= x, in one pass over the non-zeros.
 
-
-@njit(cache=True)
-def add_row_plain(W, r, idx, val, nnz):
-    """W[r] += x."""
+    Each entry is touched once per row, so this equals ``add_row`` then ``sub_row`` bit for bit, also
+    when r_add == r_sub ((w + coef·v) − v); one pass reads each feature's K weights once instead of twice.
+    """
     for p in range(nnz):
-        W[r, idx[p]] += val[p]
+        j = idx[p]
+        v = val[p]
+        W[r_add, j] += coef * v
+        W[r_sub, j] -= v
 
 
 @njit(cache=True)

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from .channels import confusion_label
-from .linear import add_row_plain, argmax_first, fetch_row, row_scores, sub_row
+from .linear import add_sub_rows, argmax_first, fetch_row, row_scores
 
 
 @njit(cache=True)
@@ -13,8 +13,7 @@ def perceptron_learn_row(W, idx, val, nnz, label, s):
     row_scores(W, idx, val, nnz, s)
     yhat = argmax_first(s)
     if yhat != label:
-        add_row_plain(W, label, idx, val, nnz)
-        sub_row(W, yhat, idx, val, nnz)
+        add_sub_rows(W, label, 1.0, yhat, idx, val, nnz)  # 1.0·v is v exactly
     return yhat
 
 
