@@ -189,6 +189,81 @@ def test_mostly_zero_dense_x_read_as_csr_gives_the_same_bits(monkeypatch, make, 
     np.testing.assert_array_equal(a.W_, b.W_)
 
 
+def _few_values(n=400, d=60, K=4, seed=0, n_values=7):
+    """Mostly-zero X whose non-zeros take ``n_values`` distinct values (read as CodedRows)."""
+    X, y = _mostly_zero(n, d, K, seed)
+    levels = np.random.default_rng(seed + 1).normal(size=n_values) * 3.3
+    X[X != 0] = levels[np.random.default_rng(seed + 2).integers(0, n_values, size=int((X != 0).sum()))]
+    return X, y
+
+
+@pytest.mark.parametrize("make,channel", [
+    (lambda: nf.RCNBF(4, gamma=0.2, rho0=0.1, rho1=0.2, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.BPA(4, gamma=0.2, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.SOBA(4, gamma=0.2, diagonal=True, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.RCINE(4, gamma=0.2, n_s=300, estimate_every=700, seed=1), nf.feedback.NoisyBandit(0.1, 0.2)),
+    (lambda: nf.Perceptron(4), nf.feedback.ConfusionNoise(np.full((4, 4), 0.05) + 0.8 * np.eye(4))),
+    (lambda: nf.MCDBF(4, m=2, gamma=0.3, seed=1), nf.feedback.Diluted(2)),
+    (lambda: nf.MCSLP(4, m=2), nf.feedback.FullLabel()),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_coded_rows_give_the_same_bits_as_dense_x(monkeypatch, make, channel, dtype):
+    """A mostly-zero X with few distinct values is read as CodedRows (one-byte codes into the values);
+    forcing the dense path must not change a bit, for every learner's compiled loop."""
+    import sys
+
+    from noisyfeedback._rows import CodedRows, simulation_rows
+
+    sim = sys.modules["noisyfeedback.simulate"]
+    X, y = _few_values()
+    X = X.astype(dtype)
+    assert isinstance(simulation_rows(X, n_rounds=2000), CodedRows)
+    a, b = make(), make()
+    t_coded = nf.simulate(a, X, y, channel, n_rounds=2000, seed=4)
+    monkeypatch.setattr(sim, "simulation_rows", lambda X, n_rounds=None, cache=False: X)
+    t_dense = nf.simulate(b, X, y, channel, n_rounds=2000, seed=4)
+    assert t_coded == t_dense
+    np.testing.assert_array_equal(a.W_, b.W_)
+    if isinstance(a, nf.RCINE):  # the remembered rows are gathered from the coded rows
+        np.testing.assert_array_equal(a.buffer_X_, b.buffer_X_)
+        assert a.rho_history_.shape[0] == 2
+
+
+def test_simulation_rows_codes_few_values_exactly_and_falls_back():
+    from noisyfeedback import _rows
+
+    X, _ = _few_values(n_values=_rows.MAX_CODED_VALUES)
+    R = _rows.simulation_rows(X)
+    assert isinstance(R, _rows.CodedRows) and R.values.shape == (_rows.MAX_CODED_VALUES,)
+    assert R.codes.dtype == np.uint8 and R.indices.dtype == np.uint16 and R.indptr.dtype == np.int64
+    np.testing.assert_array_equal(R.toarray(), X)
+    assert (R.values != 0).all()
+    np.testing.assert_array_equal(np.diff(R.indptr), (X != 0).sum(axis=1))
+    # one value more: a float CSR (int32 columns), same values
+    X2, _ = _few_values(n_values=_rows.MAX_CODED_VALUES + 1)
+    R2 = _rows.simulation_rows(X2)
+    assert sp.issparse(R2) and (R2 != sp.csr_matrix(X2)).nnz == 0
+    # -0.0 is a zero, not a value; a CSR X with few values is coded too
+    X3 = X.copy()
+    X3[X3 == X3[X3 != 0][0]] = -0.0
+    R3 = _rows.simulation_rows(X3)
+    np.testing.assert_array_equal(R3.toarray(), X3)
+    assert R3.nnz == np.count_nonzero(X3)
+    R4 = _rows.simulation_rows(sp.csr_matrix(X))
+    assert isinstance(R4, _rows.CodedRows)
+    np.testing.assert_array_equal(R4.toarray(), X)
+    assert _rows.simulation_rows(sp.csr_matrix(X2)).format == "csr"
+    # too dense: stays dense, whatever the values
+    dense = np.ones((50, 4))
+    assert _rows.simulation_rows(dense) is dense
+    # wide X: 32-bit columns
+    wide = np.zeros((3, 70_000))
+    wide[1, 69_999] = 2.0
+    Rw = _rows.simulation_rows(wide)
+    assert Rw.indices.dtype == np.int32
+    np.testing.assert_array_equal(Rw.toarray(), wide)
+
+
 def test_simulation_rows_converts_only_mostly_zero_x_and_caches_per_array():
     import gc
 
@@ -200,6 +275,9 @@ def test_simulation_rows_converts_only_mostly_zero_x_and_caches_per_array():
     assert _rows.simulation_rows(X, n_rounds=10) is X  # too few rounds to pay for a pass over X
     R = _rows.simulation_rows(X, n_rounds=10_000)
     assert R.indices.dtype == np.int32 and R.indptr.dtype == np.int64  # int32 columns: fewer bytes a round
+    from noisyfeedback._validation import check_X
+
+    assert check_X(R) is R  # simulate takes the runner's converted X as is: no copy per task
     assert (R != sp.csr_matrix(X)).nnz == 0
     c1 = _rows.simulation_rows(X, cache=True)
     assert _rows.simulation_rows(X, cache=True) is c1

@@ -11,6 +11,12 @@ most :data:`MAX_DENSITY` into CSR once per call (one compiled pass; about 0.15 s
 MNIST's 60 000 × 784), and counts that time in the trace's wall time. Sweeps
 convert once per process and data set with ``cache=True`` (tasks.py), so no
 task copies X.
+
+When the non-zeros take at most :data:`MAX_CODED_VALUES` distinct values (pixels of
+an image, counts, binary features), the rows become :class:`CodedRows`: CSR whose
+values are one-byte codes into a table of the distinct float64 values, with 2-byte
+column indices when d ≤ 65 536. A MNIST row is then 450 bytes instead of 1.8 kB; the
+kernels read ``values[code]``, the same float64 number, so again the same bits.
 """
 
 from __future__ import annotations
@@ -20,9 +26,12 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels.linear import count_row_nonzeros, dense_to_csr
+from .kernels.linear import CODE_SLOTS, code_values, count_row_nonzeros, dense_to_coded, dense_to_csr
 
-__all__ = ["MAX_DENSITY", "simulation_rows"]
+__all__ = ["MAX_CODED_VALUES", "MAX_DENSITY", "CodedRows", "simulation_rows"]
+
+#: X whose non-zeros take at most this many distinct values is read as :class:`CodedRows` (one-byte codes)
+MAX_CODED_VALUES = 256
 
 #: dense X with at most this share of non-zeros is read as CSR by simulate
 MAX_DENSITY = 0.5
@@ -50,18 +59,117 @@ def _to_csr(X: np.ndarray, counts: np.ndarray) -> sp.csr_matrix:
     return out
 
 
+class CodedRows:
+    """The rows of X as CSR with coded values: row i's non-zeros are ``values[codes[p]]`` in columns
+    ``indices[p]``, p in ``indptr[i]:indptr[i+1]`` (column order; every coded value is non-zero).
+
+    Made by :func:`simulation_rows` for the compiled simulate loops, which read it through
+    ``kernel_view`` like a CSR matrix; it is not a scipy matrix (``toarray`` gives the dense X back).
+    """
+
+    ndim = 2
+
+    def __init__(self, shape: tuple[int, int], indptr: np.ndarray, indices: np.ndarray, codes: np.ndarray,
+                 values: np.ndarray):
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.indptr, self.indices, self.codes, self.values = indptr, indices, codes, values
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    def toarray(self) -> np.ndarray:
+        out = np.zeros(self.shape)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        out[rows, self.indices[: self.nnz]] = self.values[self.codes[: self.nnz]]
+        return out
+
+    def __repr__(self) -> str:
+        return (f"CodedRows({self.shape[0]}×{self.shape[1]}, {self.nnz} non-zeros, "
+                f"{self.values.shape[0]} distinct values)")
+
+
+def _column_type(d: int):
+    return np.uint16 if d <= 2**16 else (np.int32 if d < 2**31 else np.int64)
+
+
+def _bits(a: np.ndarray) -> tuple[np.ndarray, np.uint64]:
+    """The bit patterns of float64 / float32 values as unsigned integers (a view), and the mask of all
+    bits but the sign (``bits & mask == 0``: the value is ±0)."""
+    if a.dtype == np.float64:
+        return a.view(np.uint64), np.uint64(2**63 - 1)
+    return a.view(np.uint32), np.uint64(2**31 - 1)
+
+
+def _table():
+    """(slot keys, slot codes, the values' bits) for the coding kernels."""
+    return (np.zeros(CODE_SLOTS, np.uint64), np.full(CODE_SLOTS, -1, np.int64),
+            np.zeros(MAX_CODED_VALUES, np.uint64))
+
+
+def _values(value_bits: np.ndarray, n_values: int, dtype) -> np.ndarray:
+    """The coded values as float64, from their bits in the input's float type."""
+    bits = value_bits[:n_values]
+    if dtype == np.float64:
+        return bits.view(np.float64).copy()
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _dense_rows(X: np.ndarray):
+    """CodedRows, CSR or None (keep X dense) for a validated dense X.
+
+    One pass codes the non-zeros (into arrays sized for the most non-zeros that still count as mostly
+    zero; only the pages written are ever touched) and stops as soon as X turns out to be too dense or
+    to have too many distinct values; the latter falls back to a float CSR (two passes)."""
+    max_nnz = int(MAX_DENSITY * X.size)
+    if MAX_CODED_VALUES > 0:
+        bits, abs_mask = _bits(X)
+        keys, slot_codes, value_bits = _table()
+        indptr = np.empty(X.shape[0] + 1, dtype=np.int64)
+        indices = np.empty(max_nnz, dtype=_column_type(X.shape[1]))
+        codes = np.empty(max_nnz, dtype=np.uint8)
+        nnz, n_values = dense_to_coded(bits, abs_mask, indptr, indices, codes, keys, slot_codes, value_bits,
+                                       MAX_CODED_VALUES)
+        if n_values < 0:
+            return None
+        if n_values <= MAX_CODED_VALUES:
+            return CodedRows(X.shape, indptr, indices[:nnz].copy(), codes[:nnz].copy(),
+                             _values(value_bits, n_values, X.dtype))
+    counts = np.empty(X.shape[0], dtype=np.int64)
+    return None if count_row_nonzeros(X, counts) > max_nnz else _to_csr(X, counts)
+
+
+def _sparse_rows(X):
+    """CodedRows for a validated CSR X whose values are few, else X itself."""
+    if MAX_CODED_VALUES <= 0 or X.dtype not in (np.float64, np.float32):
+        return X
+    keys, slot_codes, value_bits = _table()
+    codes = np.empty(X.nnz, dtype=np.uint8)
+    n_values = code_values(_bits(X.data)[0], codes, keys, slot_codes, value_bits, MAX_CODED_VALUES)
+    if n_values > MAX_CODED_VALUES:
+        return X
+    return CodedRows(X.shape, X.indptr.astype(np.int64), X.indices.astype(_column_type(X.shape[1])), codes,
+                     _values(value_bits, n_values, X.dtype))
+
+
 def simulation_rows(X, n_rounds: int | None = None, *, cache: bool = False):
-    """X as the simulate kernels should read it: CSR for a mostly-zero dense X, else X itself.
+    """X as the simulate kernels should read it: :class:`CodedRows` for a mostly-zero dense X or a CSR X
+    whose non-zeros take at most :data:`MAX_CODED_VALUES` values, CSR for another mostly-zero dense X,
+    else X itself.
 
     A conversion pays for itself only over several passes, so it is made only when
     ``n_rounds >= ROUNDS_PER_ROW * n_rows`` (``n_rounds`` None: always).
 
-    ``X`` must already be validated (``check_X``: C-contiguous float64 or CSR with
-    int64 indices). With ``cache=True`` the conversion is kept while X lives and
+    ``X`` must already be validated (``check_X``: C-contiguous float64/float32 or CSR
+    without explicit zeros). With ``cache=True`` the conversion is kept while X lives and
     reused for the same array object; only use it for arrays that are not modified
     afterwards (the experiment runner's cached data sets).
     """
-    if sp.issparse(X) or X.size == 0:
+    if isinstance(X, CodedRows) or X.shape[0] * X.shape[1] == 0:
         return X
     if n_rounds is not None and n_rounds < ROUNDS_PER_ROW * X.shape[0] and not cache:
         return X
@@ -69,8 +177,9 @@ def simulation_rows(X, n_rounds: int | None = None, *, cache: bool = False):
         hit = _CACHE.get(id(X))
         if hit is not None and hit[0]() is X:
             return X if hit[1] is None else hit[1]
-    counts = np.empty(X.shape[0], dtype=np.int64)
-    out = None if count_row_nonzeros(X, counts) > MAX_DENSITY * X.size else _to_csr(X, counts)
+    out = _sparse_rows(X) if sp.issparse(X) else _dense_rows(X)
+    if out is X:
+        out = None
     if cache:
         key = id(X)
         _CACHE[key] = (weakref.ref(X, lambda _ref, key=key: _CACHE.pop(key, None)), out)

@@ -168,7 +168,11 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
     string and complex inputs raise ``TypeError``; NaN/inf raise ``ValueError`` naming the row.
     """
     where = f" of {owner}" if owner else ""
-    if sp.issparse(X):
+    from ._rows import CodedRows
+
+    if isinstance(X, CodedRows):  # made by simulation_rows from a validated X
+        pass
+    elif sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name}{where} must be 2-D; got a sparse array with shape {X.shape}.")
         X = sp.csr_matrix(X) if X.format != "csr" else X
@@ -187,8 +191,9 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
             pos = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
             raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
-        if X.indices.dtype != np.int64 or X.indptr.dtype != np.int64:
-            # the kernels are compiled for int64 indices; scipy's constructor would shrink them back
+        if X.indptr.dtype != np.int64 or X.indices.dtype not in (np.int64, np.int32):
+            # int64 offsets and int64 (or int32, as simulation_rows makes them: fewer bytes a row) columns,
+            # the types the kernels are compiled for; scipy's constructor would shrink them back
             X = X.copy()
             X.indices = X.indices.astype(np.int64)
             X.indptr = X.indptr.astype(np.int64)

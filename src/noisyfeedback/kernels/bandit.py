@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from .channels import flip
-from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, argmax_first, epsilon_greedy_draw, fetch_row,
-                     prefetch_csr_row, row_scores)
+from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, add_sub_rows_coded, argmax_first, epsilon_greedy_draw,
+                     fetch_row, prefetch_csr_row, row_scores, row_scores_coded)
 
 RULE_BANDITRON = 0
 RULE_BPA = 1
@@ -145,10 +145,26 @@ def bandit_round(rule, W, idx, val, nnz, s, label, gamma, h0, h1, rho0, rho1, u_
     """One simulated round on a row given by its non-zeros: scores, ε-greedy action, noisy
     feedback, update. Returns (ŷ, ỹ, f̃)."""
     row_scores(W, idx, val, nnz, s)
-    yhat = argmax_first(s)
-    a, pa = epsilon_greedy_draw(yhat, gamma, W.shape[0], u_learner)
-    ft = flip(1 if a == label else 0, u_feedback, rho0, rho1)
+    yhat, a, pa, ft = bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback)
     bandit_update_row(rule, W, idx, val, nnz, s, yhat, a, pa, ft, h0, h1, theta, A, cum)
+    return yhat, a, ft
+
+
+@njit(cache=True)
+def bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback):
+    """Given the scores: greedy ŷ, ε-greedy action ỹ with P(ỹ), and the noisy feedback f̃."""
+    yhat = argmax_first(s)
+    a, pa = epsilon_greedy_draw(yhat, gamma, s.shape[0], u_learner)
+    ft = flip(1 if a == label else 0, u_feedback, rho0, rho1)
+    return yhat, a, pa, ft
+
+
+@njit(cache=True)
+def banditron_round_coded(W, idx, codes, values, nnz, s, label, gamma, h0, h1, rho0, rho1, u_learner, u_feedback):
+    """:func:`bandit_round` of RULE_BANDITRON on a row of coded values, read in place."""
+    row_scores_coded(W, idx, codes, values, nnz, s)
+    yhat, a, pa, ft = bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback)
+    add_sub_rows_coded(W, a, (h1 if ft == 1 else h0) / pa, yhat, idx, codes, values, nnz)
     return yhat, a, ft
 
 
@@ -160,15 +176,16 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
     When ``out_actions`` is non-empty, the actions ỹ and feedback f̃ of every round are written to
     ``out_actions`` / ``out_feedback`` (learners that keep their interactions, e.g. RCINE).
     ``sparse`` (see ``learners._linear.kernel_view``): 1 (CSR with float64 values): a row is read
-    in place, its index and value slices (X holds no explicit zeros), and the row of a later round
-    is prefetched; otherwise a row's non-zeros are copied into float64 buffers. Either way the
-    arithmetic is the same, in the same order.
+    in place, its index and value slices (X holds no explicit zeros); otherwise a row's non-zeros are
+    copied into float64 buffers (2: other value types; 3: coded values, but read in place by RULE_BANDITRON).
+    Any CSR row of a later round is prefetched. Either way the arithmetic is the same, in the same order.
     """
     record = out_actions.shape[0] > 0
     d = W.shape[1]
     K = W.shape[0]
     inplace = sparse == 1
-    n_buf = 0 if inplace else d
+    coded = sparse == 3 and rule == RULE_BANDITRON  # coded rows read in place too
+    n_buf = 0 if inplace or coded else d
     idx = np.empty(n_buf, np.int64)
     val = np.empty(n_buf, np.float64)
     s = np.empty(K, np.float64)
@@ -182,7 +199,16 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
             hi = indptr[i + 1]
             yhat, a, ft = bandit_round(rule, W, indices[lo:hi], data[lo:hi], hi - lo, s, y[i], gamma, h0, h1,
                                        rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)
+        elif coded:
+            if t + PREFETCH_AHEAD < T:
+                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            yhat, a, ft = banditron_round_coded(W, indices[lo:hi], data[lo:hi], Xd[0], hi - lo, s, y[i], gamma,
+                                                h0, h1, rho0, rho1, u_learner[t], u_feedback[t])
         else:
+            if sparse != 0 and t + PREFETCH_AHEAD < T:
+                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
             yhat, a, ft = bandit_round(rule, W, idx, val, nnz, s, y[i], gamma, h0, h1,
                                        rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from .._rows import CodedRows
 from .._validation import Integer, check_labels, check_X
 from ..base import Learner, make_rng
 from ..kernels.linear import predict_rows, score_rows
@@ -19,13 +20,17 @@ _EMPTY_D = np.zeros(0)
 
 #: ``sparse`` flags of :func:`kernel_view`: a dense X, a CSR X with float64 values (a kernel may read a
 #: row's slices in place), a CSR X with other values (copied into float64 row buffers, so that the
-#: arithmetic stays float64 with and without the JIT)
-DENSE, CSR_FLOAT64, CSR_OTHER = 0, 1, 2
+#: arithmetic stays float64 with and without the JIT), coded rows (:class:`~noisyfeedback._rows.CodedRows`:
+#: ``data`` holds the codes and ``Xd`` is the (1, n_values) table of values; copied into row buffers)
+DENSE, CSR_FLOAT64, CSR_OTHER, CSR_CODED = 0, 1, 2, 3
 
 
 def kernel_view(X) -> tuple:
-    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X;
-    ``sparse`` is one of :data:`DENSE`, :data:`CSR_FLOAT64`, :data:`CSR_OTHER` (true when CSR)."""
+    """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X or CodedRows;
+    ``sparse`` is one of :data:`DENSE`, :data:`CSR_FLOAT64`, :data:`CSR_OTHER`, :data:`CSR_CODED`
+    (true when CSR)."""
+    if isinstance(X, CodedRows):
+        return X.values.reshape(1, -1), X.indptr, X.indices, X.codes, CSR_CODED
     if sp.issparse(X):
         return _EMPTY_F, X.indptr, X.indices, X.data, CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER
     return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
