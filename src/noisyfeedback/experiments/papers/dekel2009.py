@@ -253,7 +253,8 @@ def run_experiments(plan: dict, data_dir, results_dir: Path, jobs: int = 1, prog
         for s in range(plan["n_splits"]):
             tasks.append({"plan": plan, "pair": list(pair), "problem_index": p, "split": s, "lam": meta["lam"],
                           "topics": meta["topics"], "data_dir": ddir, "path": str(folder / f"p{p}-s{s}.json")})
-    todo = [t for t in tasks if not Path(t["path"]).is_file()]
+    # split by split across the problems, so that a stopped run has whole splits of every problem
+    todo = sorted((t for t in tasks if not Path(t["path"]).is_file()), key=lambda t: (t["split"], t["problem_index"]))
     with make_backend(jobs) as backend, _Bars(progress) as bars:
         bar = bars.add(f"dekel2009 ({plan['dataset']['label']})", total=len(tasks), completed=len(tasks) - len(todo))
         for rows, path in backend.imap_unordered(_run_and_tag, todo):
