@@ -173,20 +173,26 @@ def _mostly_zero(n=400, d=60, K=4, seed=0):
 ])
 def test_mostly_zero_dense_x_read_as_csr_gives_the_same_bits(monkeypatch, make, channel):
     """simulate reads a mostly-zero dense X as CSR; forcing the dense path must not change a bit."""
-    import sys
-
     from noisyfeedback._rows import simulation_rows
-
-    sim = sys.modules["noisyfeedback.simulate"]  # the module (nf.simulate is the function)
 
     X, y = _mostly_zero()
     assert sp.issparse(simulation_rows(X, n_rounds=2000))
+    _converted_equals_dense(monkeypatch, make, channel, X, y)
+
+
+def _converted_equals_dense(monkeypatch, make, channel, X, y):
+    """simulate as is (X converted by simulation_rows) and with the conversion switched off give the
+    same trace and the same W; returns the two learners."""
+    import sys
+
+    sim = sys.modules["noisyfeedback.simulate"]  # the module (nf.simulate is the function)
     a, b = make(), make()
     t_rows = nf.simulate(a, X, y, channel, n_rounds=2000, seed=4)
     monkeypatch.setattr(sim, "simulation_rows", lambda X, n_rounds=None, cache=False: X)
     t_dense = nf.simulate(b, X, y, channel, n_rounds=2000, seed=4)
     assert t_rows == t_dense
     np.testing.assert_array_equal(a.W_, b.W_)
+    return a, b
 
 
 def _few_values(n=400, d=60, K=4, seed=0, n_values=7):
@@ -210,20 +216,12 @@ def _few_values(n=400, d=60, K=4, seed=0, n_values=7):
 def test_coded_rows_give_the_same_bits_as_dense_x(monkeypatch, make, channel, dtype):
     """A mostly-zero X with few distinct values is read as CodedRows (one-byte codes into the values);
     forcing the dense path must not change a bit, for every learner's compiled loop."""
-    import sys
-
     from noisyfeedback._rows import CodedRows, simulation_rows
 
-    sim = sys.modules["noisyfeedback.simulate"]
     X, y = _few_values()
     X = X.astype(dtype)
     assert isinstance(simulation_rows(X, n_rounds=2000), CodedRows)
-    a, b = make(), make()
-    t_coded = nf.simulate(a, X, y, channel, n_rounds=2000, seed=4)
-    monkeypatch.setattr(sim, "simulation_rows", lambda X, n_rounds=None, cache=False: X)
-    t_dense = nf.simulate(b, X, y, channel, n_rounds=2000, seed=4)
-    assert t_coded == t_dense
-    np.testing.assert_array_equal(a.W_, b.W_)
+    a, b = _converted_equals_dense(monkeypatch, make, channel, X, y)
     if isinstance(a, nf.RCINE):  # the remembered rows are gathered from the coded rows
         np.testing.assert_array_equal(a.buffer_X_, b.buffer_X_)
         assert a.rho_history_.shape[0] == 2
