@@ -23,6 +23,7 @@ from noisyfeedback.kernels.linear import (
     predict_rows,
     row_scores,
     row_scores_any_k,
+    row_scores_coded,
     score_rows,
 )
 from noisyfeedback.kernels.perceptron import perceptron_learn, perceptron_simulate
@@ -93,6 +94,11 @@ def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type)
         for p in range(nnz):
             expected = expected + W[:, idx[p]] * val[p]
         np.testing.assert_array_equal(fast, expected)
+        # the same row with coded values (values[codes[p]], CodedRows): the same bits again
+        values, codes = np.unique(val, return_inverse=True)
+        coded = np.full(K, np.nan)
+        row_scores_coded(W, idx, codes.astype(np.uint8), values, nnz, coded)
+        np.testing.assert_array_equal(coded, expected)
     assert (K in REGISTER_K) == (2 <= K <= 16)
 
 
