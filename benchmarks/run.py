@@ -131,7 +131,8 @@ def bandit_rows(X, y, rounds: int, vw_rounds: int, workdir: Path) -> list[dict]:
         if vw is None:
             r.update(peer="VW not installed")
         else:
-            r.update(peer=f"VW --cbify {K}", peer_rate=vw["cache"], peer_err=vw["loss"],
+            fast = "cache" if vw["cache"] >= vw["text"] else "text"  # the ratio is against VW's faster mode
+            r.update(peer=f"VW --cbify {K} ({fast})", peer_rate=vw[fast], peer_err=vw["loss"],
                      detail=r["detail"] + f"; VW {vw['n']:,} rows: text {_rate(vw['text'])}, "
                                           f"own cache {_rate(vw['cache'])}; VW's error counts played actions")
     return rows
