@@ -7,8 +7,8 @@ with the same arithmetic in the same order, so the result is bit for bit the sam
 row and compacting it was about half of a round (profile in benchmarks/README.md).
 
 ``simulate`` therefore turns a validated dense X whose share of non-zeros is at
-most :data:`MAX_DENSITY` into CSR once per call (one compiled pass; about 0.15 s for
-MNIST's 60 000 × 784), and counts that time in the trace's wall time. Sweeps
+most :data:`MAX_DENSITY` into CSR once per call (a counting and a filling pass, compiled;
+about 0.1–0.15 s for MNIST's 60 000 × 784), and counts that time in the trace's wall time. Sweeps
 convert once per process and data set with ``cache=True`` (tasks.py), so no
 task copies X.
 
@@ -122,25 +122,23 @@ def _values(value_bits: np.ndarray, n_values: int, dtype) -> np.ndarray:
 def _dense_rows(X: np.ndarray):
     """CodedRows, CSR or None (keep X dense) for a validated dense X.
 
-    One pass codes the non-zeros (into arrays sized for the most non-zeros that still count as mostly
-    zero; only the pages written are ever touched) and stops as soon as X turns out to be too dense or
-    to have too many distinct values; the latter falls back to a float CSR (two passes)."""
-    max_nnz = int(MAX_DENSITY * X.size)
+    A counting pass decides whether X is mostly zero and sizes the arrays; one pass then codes the
+    non-zeros, and stops at the first value past :data:`MAX_CODED_VALUES`, falling back to a float CSR."""
+    counts = np.empty(X.shape[0], dtype=np.int64)
+    total = count_row_nonzeros(X, counts)
+    if total > MAX_DENSITY * X.size:
+        return None
     if MAX_CODED_VALUES > 0:
         bits, abs_mask = _bits(X)
         keys, slot_codes, value_bits = _table()
         indptr = np.empty(X.shape[0] + 1, dtype=np.int64)
-        indices = np.empty(max_nnz, dtype=_column_type(X.shape[1]))
-        codes = np.empty(max_nnz, dtype=np.uint8)
-        nnz, n_values = dense_to_coded(bits, abs_mask, indptr, indices, codes, keys, slot_codes, value_bits,
-                                       MAX_CODED_VALUES)
-        if n_values < 0:
-            return None
+        indices = np.empty(total, dtype=_column_type(X.shape[1]))
+        codes = np.empty(total, dtype=np.uint8)
+        _, n_values = dense_to_coded(bits, abs_mask, indptr, indices, codes, keys, slot_codes, value_bits,
+                                     MAX_CODED_VALUES)
         if n_values <= MAX_CODED_VALUES:
-            return CodedRows(X.shape, indptr, indices[:nnz].copy(), codes[:nnz].copy(),
-                             _values(value_bits, n_values, X.dtype))
-    counts = np.empty(X.shape[0], dtype=np.int64)
-    return None if count_row_nonzeros(X, counts) > max_nnz else _to_csr(X, counts)
+            return CodedRows(X.shape, indptr, indices, codes, _values(value_bits, n_values, X.dtype))
+    return _to_csr(X, counts)
 
 
 def _sparse_rows(X):

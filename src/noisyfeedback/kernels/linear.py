@@ -312,10 +312,10 @@ def value_code(b, slot_keys, slot_codes, value_bits, n_values, max_values):
 @njit(cache=True)
 def dense_to_coded(bits, abs_mask, indptr, indices, codes, slot_keys, slot_codes, value_bits, max_values):
     """Coded CSR rows from a dense X given as its bits, in one pass: ``indptr`` (n + 1), and the column
-    indices and value codes of the non-zeros, written in order into ``indices`` / ``codes`` (which must
-    hold as many entries as may be kept). Stops early, returning (nnz so far, -1), when the non-zeros
-    would overflow ``codes``, or (nnz so far, max_values + 1) on more than ``max_values`` distinct
-    values; else returns (nnz, number of values)."""
+    indices and value codes of the non-zeros, written in order into ``indices`` / ``codes`` (sized for
+    the non-zeros). Stops early, returning (nnz so far, -1), when the non-zeros would overflow ``codes``,
+    or (nnz so far, max_values + 1) on more than ``max_values`` distinct values; else returns
+    (nnz, number of values)."""
     n_values = 0
     p = 0
     cap = codes.shape[0]
