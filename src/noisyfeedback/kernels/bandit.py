@@ -192,23 +192,18 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
     T = order.shape[0]
     for t in range(T):
         i = order[t]
-        if inplace:
-            if t + PREFETCH_AHEAD < T:
-                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
+        if sparse != 0 and t + PREFETCH_AHEAD < T:
+            prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
+        if inplace or coded:
             lo = indptr[i]
             hi = indptr[i + 1]
-            yhat, a, ft = bandit_round(rule, W, indices[lo:hi], data[lo:hi], hi - lo, s, y[i], gamma, h0, h1,
-                                       rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)
-        elif coded:
-            if t + PREFETCH_AHEAD < T:
-                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
-            lo = indptr[i]
-            hi = indptr[i + 1]
-            yhat, a, ft = banditron_round_coded(W, indices[lo:hi], data[lo:hi], Xd[0], hi - lo, s, y[i], gamma,
-                                                h0, h1, rho0, rho1, u_learner[t], u_feedback[t])
+            if coded:
+                yhat, a, ft = banditron_round_coded(W, indices[lo:hi], data[lo:hi], Xd[0], hi - lo, s, y[i], gamma,
+                                                    h0, h1, rho0, rho1, u_learner[t], u_feedback[t])
+            else:
+                yhat, a, ft = bandit_round(rule, W, indices[lo:hi], data[lo:hi], hi - lo, s, y[i], gamma, h0, h1,
+                                           rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)
         else:
-            if sparse != 0 and t + PREFETCH_AHEAD < T:
-                prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
             yhat, a, ft = bandit_round(rule, W, idx, val, nnz, s, y[i], gamma, h0, h1,
                                        rho0, rho1, u_learner[t], u_feedback[t], theta, A, cum)

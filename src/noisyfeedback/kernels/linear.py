@@ -81,24 +81,11 @@ def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
     return nnz
 
 
-@njit(cache=True)
-def row_scores_any_k(W, idx, val, nnz, s):
-    """s = W x for a row given by its non-zeros, any number of classes K (running sums in s)."""
-    K = W.shape[0]
-    for k in range(K):
-        s[k] = 0.0
-    for p in range(nnz):
-        j = idx[p]
-        v = val[p]
-        for k in range(K):
-            s[k] += W[k, j] * v
-
-
 #: numbers of classes K for which :func:`row_scores` keeps the K running sums in registers
 REGISTER_K = tuple(range(2, 17))
 
 # One kernel per K in REGISTER_K, generated from this template: the same sums in the same order as
-# row_scores_any_k (s_k = 0, then s_k += W[k, j]·v over the non-zeros in order), so the same bits,
+# row_scores_any_k, generated too (s_k = 0, then s_k += W[k, j]·v over the non-zeros in order), so the same bits,
 # but with K known when compiled the sums stay in registers instead of a store and reload of s[k]
 # per non-zero. On MNIST (K = 10, 150 non-zeros a row) the bandit round went from 1.48 to 1.18 µs.
 # Two families: values given (``val[p]``) and coded values (``values[codes[p]]``, see _rows.CodedRows).
@@ -111,6 +98,19 @@ def _row_scores{suffix}_{K}(W, idx, {args}, nnz, s):
         v = {value}
         {accumulate}
     {store}
+"""
+_ANY_K_TEMPLATE = """
+@njit(cache=True)
+def row_scores_any_k{suffix}(W, idx, {args}, nnz, s):
+    \"\"\"s = W x for a row given by its non-zeros{what}, any number of classes K (running sums in s).\"\"\"
+    K = W.shape[0]
+    for k in range(K):
+        s[k] = 0.0
+    for p in range(nnz):
+        j = idx[p]
+        v = {value}
+        for k in range(K):
+            s[k] += W[k, j] * v
 """
 _DISPATCH_TEMPLATE = """
 @njit(cache=True)
@@ -127,6 +127,7 @@ _FAMILIES = (("", "val", "val[p]", ""), ("_coded", "codes, values", "values[np.i
 def _generate_row_scores() -> str:
     parts = []
     for suffix, args, value, what in _FAMILIES:
+        parts.append(_ANY_K_TEMPLATE.format(suffix=suffix, args=args, value=value, what=what))
         for K in REGISTER_K:
             parts.append(_FIXED_K_TEMPLATE.format(
                 K=K, suffix=suffix, args=args, value=value,
@@ -137,19 +138,6 @@ def _generate_row_scores() -> str:
                                    for K in REGISTER_K)
         parts.append(_DISPATCH_TEMPLATE.format(suffix=suffix, args=args, what=what, branches=branches))
     return "".join(parts)
-
-
-@njit(cache=True)
-def row_scores_any_k_coded(W, idx, codes, values, nnz, s):
-    """s = W x for a row of coded values, any K (running sums in s)."""
-    K = W.shape[0]
-    for k in range(K):
-        s[k] = 0.0
-    for p in range(nnz):
-        j = idx[p]
-        v = values[np.int64(codes[p])]  # np.int64: also typed (never run) for float data
-        for k in range(K):
-            s[k] += W[k, j] * v
 
 
 # compiled under this file's name, so numba caches the generated kernels like the others
@@ -272,14 +260,14 @@ def dense_to_csr(Xd, indptr, indices, data):
 
 
 @njit(cache=True)
-def csr_rows_to_dense(indptr, indices, data, rows, out):
-    """out[r] = row rows[r] of the CSR matrix (indptr, indices, data), as a dense row."""
+def csr_rows_to_dense(Xd, indptr, indices, data, sparse, rows, out):
+    """out[r] = row rows[r] of a CSR X or coded rows (``kernel_view``'s arrays, sparse != 0), as a dense row."""
     for r in range(rows.shape[0]):
         i = rows[r]
         for j in range(out.shape[1]):
             out[r, j] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            out[r, indices[p]] = data[p]
+            out[r, indices[p]] = Xd[0, np.int64(data[p])] if sparse == 3 else data[p]
 
 
 # ------------------------------------------------------------- coded values (see _rows.CodedRows)
@@ -347,14 +335,3 @@ def code_values(bits, codes, slot_keys, slot_codes, value_bits, max_values):
             return max_values + 1
         codes[p] = code
     return n_values
-
-
-@njit(cache=True)
-def coded_rows_to_dense(indptr, indices, codes, values, rows, out):
-    """out[r] = row rows[r] of coded CSR rows, as a dense row."""
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        for j in range(out.shape[1]):
-            out[r, j] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            out[r, indices[p]] = values[codes[p]]

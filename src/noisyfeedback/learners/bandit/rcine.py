@@ -8,17 +8,15 @@ import scipy.sparse as sp
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
 from ..._rows import CodedRows
-from ...kernels.linear import coded_rows_to_dense, csr_rows_to_dense
+from ...kernels.linear import csr_rows_to_dense
 from .._linear import class_major, kernel_view
 from .rcnbf import RCNBF
 
 
 def _gather_rows(X, rows: np.ndarray, out: np.ndarray) -> None:
     """out[:] = X[rows] as dense float64 (X dense, CSR or CodedRows), without a temporary copy."""
-    if isinstance(X, CodedRows):
-        coded_rows_to_dense(X.indptr, X.indices, X.codes, X.values, np.ascontiguousarray(rows, dtype=np.int64), out)
-    elif sp.issparse(X):
-        csr_rows_to_dense(X.indptr, X.indices, X.data, np.ascontiguousarray(rows, dtype=np.int64), out)
+    if isinstance(X, CodedRows) or sp.issparse(X):
+        csr_rows_to_dense(*kernel_view(X), np.ascontiguousarray(rows, dtype=np.int64), out)
     elif X.dtype == np.float64:
         np.take(X, rows, axis=0, out=out)
     else:
