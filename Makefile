@@ -6,12 +6,19 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench install clean
 
+# The pass without the JIT runs the kernels as plain Python (every kernel module, by its tests):
+# kernels/linear.py, perceptron.py, bandit.py: test_kernels, test_simulate, test_rcnbf, test_rcine;
+# channels.py: test_feedback; diluted.py: test_diluted; regression.py: test_regression;
+# teachers.py (and the solver's compiled loops): test_teachers.
+NOJIT_TESTS := tests/test_kernels.py tests/test_simulate.py tests/test_rcnbf.py tests/test_rcine.py \
+	tests/test_feedback.py tests/test_diluted.py tests/test_regression.py tests/test_teachers.py
+
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,service,postgres]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,7 +28,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/test_kernels.py tests/test_simulate.py tests/test_rcnbf.py tests/test_diluted.py tests/test_regression.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" $(NOJIT_TESTS)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"

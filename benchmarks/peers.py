@@ -101,3 +101,62 @@ def river_progressive(X, y, rows: np.ndarray):
 
 def workdir() -> Path:
     return Path(tempfile.mkdtemp(prefix="nf-bench-", dir=os.environ.get("TMPDIR")))
+
+
+def vw_text_rows(X, rows: np.ndarray) -> list[str]:
+    """VW feature text (``j:x_j`` of the non-zeros) of the given rows, built before timing."""
+    out = []
+    for i in rows:
+        idx, val = _rows(X, int(i))
+        out.append(" ".join(f"{j}:{v:.9g}" for j, v in zip(idx.tolist(), val.tolist())))
+    return out
+
+
+def vw_bandit(X, y, rows: np.ndarray, n_classes: int, rho0: float, rho1: float, mode: str, args: str,
+              seed: int = 0):
+    """Vowpal Wabbit as a contextual bandit, driven per example from Python on the same protocol as ours:
+    for each row, VW's action distribution (its greedy action: the most probable one, scored against the
+    true label before learning), an action drawn from it with our generator, the feedback 1[action = y]
+    flipped with (rho0, rho1), and VW learns cost 1 − f̃ with the action's probability.
+
+    ``mode`` "epsilon": ``--cb_explore K`` (one model per action over the context);
+    "squarecb": ``--cb_explore_adf --squarecb`` (shared context namespace s, one action namespace a,
+    ``-q sa``). ``args`` are extra VW flags (e.g. ``--epsilon 0.05 -l 0.5``).
+    Returns (examples per second, online error of the greedy action) or None without VW.
+    """
+    try:
+        import vowpalwabbit
+    except ImportError:
+        return None
+    feats = vw_text_rows(X, rows)
+    rng = np.random.default_rng(seed)
+    u = rng.random((len(rows), 2))
+    K = n_classes
+    mistakes = 0
+    if mode == "epsilon":
+        ws = vowpalwabbit.Workspace(f"--cb_explore {K} {args} --quiet")
+    else:
+        ws = vowpalwabbit.Workspace(f"--cb_explore_adf --squarecb -q sa {args} --quiet")
+        actions = [f"|a a{k}" for k in range(K)]
+    t0 = time.perf_counter()
+    for t, i in enumerate(rows):
+        label = int(y[i])
+        if mode == "epsilon":
+            ex = "| " + feats[t]
+            pmf = np.asarray(ws.predict(ex), dtype=np.float64)
+        else:
+            shared = "shared |s " + feats[t]
+            pmf = np.asarray(ws.predict([shared] + actions), dtype=np.float64)
+        mistakes += int(np.argmax(pmf)) != label
+        a = min(int(np.searchsorted(np.cumsum(pmf / pmf.sum()), u[t, 0], side="right")), K - 1)
+        f = 1 if a == label else 0
+        ft = (1 if u[t, 1] >= rho1 else 0) if f == 1 else (1 if u[t, 1] < rho0 else 0)
+        cost = 1.0 - ft
+        if mode == "epsilon":
+            ws.learn(f"{a + 1}:{cost}:{pmf[a]:.9g} " + ex)
+        else:
+            lines = [shared] + [f"0:{cost}:{pmf[a]:.9g} {actions[k]}" if k == a else actions[k] for k in range(K)]
+            ws.learn(lines)
+    dt = time.perf_counter() - t0
+    ws.finish()
+    return len(rows) / dt, mistakes / len(rows)

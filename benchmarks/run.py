@@ -34,6 +34,7 @@ import peers  # noqa: E402
 BANDIT = [
     {"learner": "RCNBF", "params": {"gamma": 0.05, "rho0": 0.2, "rho1": 0.4}, "channel": (0.2, 0.4)},
     {"learner": "Banditron", "params": {"gamma": 0.05}, "channel": (0.0, 0.0)},
+    {"learner": "SquareCB", "params": {}, "channel": (0.2, 0.4)},  # issue #15: ≥ 1M rounds/s, defaults
 ]
 #: the RCV1-like sparse streams: (n rows, d features, non-zeros per row)
 SPARSE = [(100_000, 50_000, 50), (100_000, 50_000, 200), (100_000, 500_000, 50)]
@@ -186,6 +187,32 @@ def sparse_rows(rounds: int) -> list[dict]:
     return rows
 
 
+def validation_rows(X, y, rounds: int) -> list[dict]:
+    """The cost of checking a CSR X's structure (check_X, once per input) against a simulate on it."""
+    import scipy.sparse as sp
+
+    from noisyfeedback._validation import check_X
+
+    Xs = sp.csr_matrix(X)
+    Xs.indices, Xs.indptr = Xs.indices.astype(np.int64), Xs.indptr.astype(np.int64)
+    check_X(Xs)  # compile (or load from the disk cache)
+    best = min(_timed(lambda: check_X(Xs)) for _ in range(5))
+    K = int(y.max()) + 1
+    t = time_ours(lambda: nf.RCNBF(K, gamma=0.05, rho0=0.2, rho1=0.4, seed=0), Xs, y,
+                  nf.feedback.NoisyBandit(0.2, 0.4), rounds)
+    return [{"workload": f"input check: check_X of the stream as CSR ({Xs.shape[0]:,}×{Xs.shape[1]}, "
+                         f"{Xs.nnz:,} non-zeros)",
+             "ours_text": f"{best * 1e3:.1f} ms",
+             "detail": f"{100 * best / t.wall_time:.2f} % of a {t.n_rounds:,}-round RCNBF simulate on it "
+                       f"({t.wall_time:.2f} s), which checks X once"}]
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[dict]:
     from noisyfeedback.experiments import run_experiment
 
@@ -269,6 +296,10 @@ def render(rows: list[dict], stream: str, args) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the parts of the benchmark, in the order they run
+PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "service", "recommend"]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
@@ -279,14 +310,19 @@ def main(argv=None) -> int:
                     help="seeds of the -j 2 sweep, scaled up to the figure's 10 seeds in the table (0: no sweep)")
     ap.add_argument("--sweep-serial-seeds", type=int, default=1,
                     help="seeds of the serial sweep, extrapolated to --sweep-seeds (0: none)")
-    ap.add_argument("--only", choices=["bandit", "full", "sparse", "sweep", "teachers"], action="append")
+    ap.add_argument("--only", choices=PARTS, action="append")
+    ap.add_argument("--service-seconds", type=float, default=60.0, help="length of the service load test")
+    ap.add_argument("--recommend-rounds", type=int, default=1_000_000,
+                    help="rounds of the recommended-learners comparison (benchmarks/recommend.py)")
+    ap.add_argument("--recommend-vw-rounds", type=int, default=20_000)
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = ap.parse_args(argv)
 
     X, y, stream = load_stream(args.data_dir)
     work = peers.workdir()
-    parts = args.only or ["bandit", "full", "sparse", "sweep", "teachers"]
+    parts = args.only or PARTS
     rows: list[dict] = []
+    extra = ""  # Markdown sections after the table (recommend)
     for part in parts:
         t0 = time.perf_counter()
         if part == "bandit":
@@ -302,9 +338,20 @@ def main(argv=None) -> int:
             rows += sweep_rows(args.data_dir, args.sweep_seeds, args.sweep_serial_seeds, work)
         elif part == "teachers":
             rows += teacher_rows()
+        elif part == "validation":
+            rows += validation_rows(X, y, args.rounds)
+        elif part == "service":
+            rows += service_rows(args.service_seconds)
+        elif part == "recommend":
+            import recommend
+
+            extra += "\n" + recommend.sections(args.data_dir, args.recommend_rounds, args.recommend_rounds,
+                                               args.recommend_vw_rounds)
+        elif part == "noisy":
+            rows += noisy_rows(args.data_dir)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
-        Path(args.out).write_text(render(rows, stream, args))  # partial table after every part
-    text = render(rows, stream, args)
+        Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
+    text = render(rows, stream, args) + extra
     Path(args.out).write_text(text)
     print(text)
     return 0
@@ -320,6 +367,55 @@ def teacher_rows() -> list[dict]:
     return [{"workload": "EvilTeacherSVM solved to tolerance: m = 100,000, d = 20,000 (0.5 %), 100 teachers",
              "ours_text": f"{r['time_s']:.1f} s", "detail": ", ".join(f"{k} {v}" for k, v in r.items()
                                                                       if k != "time_s")}]
+
+
+def service_rows(seconds: float) -> list[dict]:
+    """Issue #20's load test: rank+reward pairs over HTTP on 127.0.0.1 (benchmarks/service_load.py)."""
+    try:
+        import service_load
+    except ImportError:
+        return []
+    try:
+        r = service_load.run(seconds=seconds, rate=1000.0, conns=32)
+    except ImportError as exc:  # the service extra is not installed
+        print(f"service benchmark skipped: {exc}", file=sys.stderr)
+        return []
+    p99 = max(r["rank_p99_ms"], r["reward_p99_ms"])
+    return [{"workload": f"decision service: rank+reward pairs over HTTP, {seconds:.0f} s at 1,000 pairs/s "
+                         f"offered, 32 connections, SQLite log fsynced",
+             "ours_text": f"{r['pairs_per_s']:,.0f} pairs/s",
+             "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
+                        f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
+                        f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms), {r['pairs']:,} pairs, "
+                        f"errors {r['errors']}, lost {r['lost']}, server CPU {r['server_cpu_us_per_pair']:.0f} µs/pair")}]
+
+
+def noisy_rows(data_dir) -> list[dict]:
+    """Issue #16's costs: WeightedRLS at d = 20 (target ≥ 300k rounds/s) and CorrectedLogisticRegression.fit on
+    60,000 MNIST rows (target < 1 min). Quality against the peers: benchmarks/label_noise.py and
+    benchmarks/regression_peers.py (minutes; run separately)."""
+    from noisyfeedback.datasets.regression import ors_synthetic
+
+    n = 1_000_000
+    X, y = ors_synthetic(n_samples=n, seed=0)
+    ch = nf.feedback.GaussianNoise.uniform(1.0, n_rounds=n, seed=1)
+    nf.simulate(nf.WeightedRLS(lam=1.0), X[:1000], y[:1000], ch, n_rounds=1000, seed=0)  # JIT warm-up
+    tr = nf.simulate(nf.WeightedRLS(lam=1.0), X, y, ch, n_rounds=n, seed=2)
+    rows = [{"workload": "WeightedRLS (known variance), d = 20, 1M rounds", "ours_text": _rate(n / tr.wall_time),
+             "detail": f"target ≥ 300k rounds/s; mse {tr.mse:.4f}"}]
+    if data_dir:
+        Xm, ym = nf.datasets.load("mnist", split="train", data_dir=data_dir)
+        Xm = np.asarray(Xm.toarray() if sp.issparse(Xm) else Xm, dtype=np.float64)
+        K, rho = 10, 0.2
+        C = np.full((K, K), rho / (K - 1))
+        np.fill_diagonal(C, 1 - rho)
+        yn = nf.feedback.ConfusionNoise(C).respond(ym, rng=np.random.default_rng(0))
+        t0 = time.perf_counter()
+        m = nf.CorrectedLogisticRegression(confusion=C, C=0.1).fit(Xm, yn)
+        rows.append({"workload": "CorrectedLogisticRegression.fit, 60,000 MNIST rows, symmetric 0.2",
+                     "ours_text": f"{time.perf_counter() - t0:.1f} s",
+                     "detail": f"target < 60 s; {m.n_iter_} L-BFGS iterations"})
+    return rows
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def soba_step(A, theta, cum, x, y, gamma, u, u_feedback, rho0=0.0, rho1=0.0, dia
 
 
 # ---------------------------------------------------------------------------
-# Diluted (set) feedback: MC-SLP and MC-DBF (Batra & Manwani 2021), SPEC §4.8-4.9.
+# Diluted (set) feedback: MC-SLP and MC-DBF (Batra & Manwani 2021), docs/algorithms.md §4.8-4.9.
 # Twins of noisyfeedback/kernels/diluted.py, obvious rather than fast.
 # ---------------------------------------------------------------------------
 
@@ -182,7 +182,7 @@ def mcslp_step(W, x, label, m):
 
 
 # ---------------------------------------------------------------------------
-# Online regression: NLMS and ORS (Moroshko & Crammer), SPEC §4.11.
+# Online regression: NLMS and ORS (Moroshko & Crammer), docs/algorithms.md §4.11.
 # Twins of noisyfeedback/kernels/regression.py in the paper's own form
 # w += (m − ŷ)·x / (r/α + ‖x‖²), obvious rather than fast.
 # ---------------------------------------------------------------------------
@@ -307,3 +307,128 @@ def teacher_sgd_run(X, y, t, lam, eps, n_epochs, rng):
                     n_capped += 1
             alpha[i] += size
     return (alpha * y) @ X / lam, alpha, n_capped
+
+
+def csr_first_bad_row(indptr, indices, n_cols):
+    """Twin of kernels.validation.csr_first_bad_row: (row, code) of the first bad row, (-1, -1) if none."""
+    for i in range(len(indptr) - 1):
+        start, stop = int(indptr[i]), int(indptr[i + 1])
+        if stop < start or stop > len(indices):
+            return i, 1
+        if any(not 0 <= int(j) < n_cols for j in indices[start:stop]):
+            return i, 2
+    return -1, -1
+
+
+# ---------------------------------------------------------------------------
+# Regression-oracle bandits: SquareCB and EpsilonGreedy (noisyfeedback/kernels/oracle.py).
+# ---------------------------------------------------------------------------
+
+def oracle_policy(v: np.ndarray, m: int, kind: str, explore: float) -> np.ndarray:
+    """Inclusion probabilities π (Σ = m): p the one-label policy (ε-greedy (1−ε)·1[r=ŷ] + ε/K, or inverse-gap
+    weighting 1/(K + γ·(v_ŷ − v_r)), ŷ the rest), then π = p + (1 − p)·(m−1)/(K−1)."""
+    K = v.shape[0]
+    best = int(np.argmax(v))
+    if kind == "epsilon":
+        p = np.full(K, explore / K)
+        p[best] += 1.0 - explore
+    else:
+        p = 1.0 / (K + explore * (v[best] - v))
+        p[best] = 0.0
+        p[best] = 1.0 - p.sum()
+    return p + (1.0 - p) * (m - 1) / (K - 1)
+
+
+def label_order(us, m: int, K: int) -> list[int]:
+    """Identity for m = 1; else Fisher–Yates with us[1:K] (for i = K−1..1 swap i and ⌊u·(i+1)⌋)."""
+    perm = list(range(K))
+    if m > 1:
+        for n, i in enumerate(range(K - 1, 0, -1)):
+            j = min(int(us[1 + n] * (i + 1)), i)
+            perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def systematic_sample(pi: np.ndarray, m: int, u: float, perm) -> list[int]:
+    """Labels whose interval [C_{q-1}, C_q) (laid out in ``perm`` order) holds one of u, u+1, …, u+m−1."""
+    cum = np.cumsum(pi[list(perm)])
+    lo = np.concatenate([[0.0], cum[:-1]])
+    out = [perm[q] for q in range(len(perm)) if any(lo[q] <= u + k < cum[q] for k in range(m))]
+    for r in reversed(perm):  # Σπ a hair below m (rounding): the last labels of the order not drawn
+        if len(out) < m and r not in out:
+            out.append(r)
+    return sorted(out)
+
+
+def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback, rho0=0.0, rho1=0.0,
+                oracle="adagrad"):
+    """One round: values v = Wx + b, policy, draw, flipped feedback 1[y ∈ S], square-loss step on
+    Σ_{a∈S} v_a. Returns (W, b, G, Gb, ŷ, S, f̃). ``sets_fn`` unused (kept for symmetry)."""
+    W, b, G, Gb = W.copy(), b.copy(), G.copy(), Gb.copy()
+    K = W.shape[0]
+    norm = np.sqrt(x @ x)
+    x = x / norm if norm > 0 else x  # the oracle sees unit-norm rows
+    v = W @ x + b
+    yhat = int(np.argmax(v))
+    pi = oracle_policy(v, m, kind, explore)
+    S = systematic_sample(pi, m, us[0], label_order(us, m, K))
+    ft = flip(int(y in S), u_feedback, rho0, rho1)
+    e = ft - v[S].sum()
+    if e != 0.0:
+        if oracle == "adagrad":
+            for a in S:
+                g = e * x
+                G[a] += g * g
+                nz = (x != 0) & (G[a] > 0)
+                W[a, nz] += lr * g[nz] / np.sqrt(G[a, nz])
+                Gb[a] += e * e
+                b[a] += lr * e / np.sqrt(Gb[a])
+        else:
+            c = lr * e / (m * (x @ x + 1.0))
+            for a in S:
+                W[a] += c * x
+                b[a] += c
+    return W, b, G, Gb, yhat, S, ft
+
+
+# ---------------------------------------------------------------------------
+# WeightedRLS (issue #16): the twin of noisyfeedback/kernels/rls.py, by its definition
+# ---------------------------------------------------------------------------
+
+def wrls_run(X, Y, variance, lam=1.0, mode="known", n_labels=1, shrink=10.0, vfloor=1e-6, budget=None,
+             strategy="auto_self_tuned", a=1.0, horizon=None, u=None):
+    """Rows in order; ``mode`` the learner's ``variance``; returns (w, labels used per row, a)."""
+    d = X.shape[1]
+    w = np.zeros(d)
+    P = np.eye(d) / lam
+    used, spent, vsum, vcount = [], 0, 0.0, 0
+    for t in range(X.shape[0]):
+        x = X[t]
+        yhat = float(w @ x)
+        n = Y.shape[1] if budget is None else budget_labels(strategy, Y[t, 0], yhat, u[t], budget, t, spent, a,
+                                                            horizon)
+        spent += n
+        labels = Y[t, :n]
+        m = float(np.mean(labels))
+        if mode == "known":
+            v = variance[t] / n
+        elif mode == "none":
+            v = 1.0
+        else:
+            s = float(np.var(labels, ddof=1)) if n >= 2 else (labels[0] - yhat) ** 2 / 4
+            if vcount:
+                vbar = vsum / vcount
+                sh = vbar if np.isinf(shrink) else (shrink * vbar + s) / (shrink + 1)
+            else:
+                sh = s
+            vsum, vcount = vsum + s, vcount + 1
+            v = max(sh, vfloor) / n
+        Px = P @ x
+        den = v + x @ Px
+        w = w + Px * (m - yhat) / den
+        P = P - np.outer(Px, Px) / den
+        used.append(n)
+        if strategy == "auto_self_tuned" and budget is not None and (t + 1) % 100 == 0:
+            rate = spent / (t + 1)
+            a = a * 2 if rate > 0.95 * budget else (a / 2 if rate < 0.95 * budget else a)
+    return w, np.array(used), a

@@ -59,7 +59,8 @@ def test_simulate_defaults_and_generic_params():
     result = invoke("simulate", "-l", "perceptron", *SMALL)  # feedback follows the learner: full labels
     assert result.exit_code == 0, result.output
     assert "FullLabel()" in result.output
-    result = invoke("simulate", "-l", "banditron", "-f", "bandit", "-p", "gamma=0.05", "-p", "seed=3", *SMALL)
+    result = invoke("simulate", "-l", "banditron", "-f", "noisy-bandit", "--rho0", "0", "--rho1", "0",
+                    "-p", "gamma=0.05", "-p", "seed=3", *SMALL)
     assert result.exit_code == 0, result.output
     assert "gamma=0.05" in result.output and "seed=3" in result.output
     assert "NoisyBandit(rho0=0.0, rho1=0.0)" in result.output
@@ -72,9 +73,10 @@ def test_bad_rho0_is_one_clean_line():
 
 def test_unknown_learner_and_feedback_list_choices():
     result = invoke("simulate", "--learner", "nope", *SMALL)
-    assert_clean_error(result, "unknown learner 'nope'", "perceptron", "banditron")
+    assert_clean_error(result, "unknown learner 'nope'", "Perceptron", "Banditron", "UMA", "NLMS", "TeacherSGD")
     result = invoke("simulate", "--learner", "banditron", "--feedback", "smoke-signals", *SMALL)
-    assert_clean_error(result, "unknown feedback 'smoke-signals'", "noisy-bandit", "full")
+    assert_clean_error(result, "unknown feedback channel 'smoke-signals'", "NoisyBandit", "FullLabel",
+                       "ConfusionNoise", "GaussianNoise")
 
 
 def test_parameter_and_compatibility_errors():
@@ -82,21 +84,80 @@ def test_parameter_and_compatibility_errors():
     assert_clean_error(invoke("simulate", "-l", "banditron", "-p", "colour=red", *SMALL),
                        "no parameter 'colour'", "gamma")
     assert_clean_error(invoke("simulate", "-l", "banditron", "-p", "gamma", *SMALL), "NAME=VALUE")
-    assert_clean_error(invoke("simulate", "-l", "perceptron", "-f", "noisy-bandit", *SMALL), "--feedback full")
+    assert_clean_error(invoke("simulate", "-l", "perceptron", "-f", "noisy-bandit", *SMALL),
+                       "--feedback FullLabel or ConfusionNoise")
+    assert_clean_error(invoke("simulate", "-l", "perceptron", "--dataset", "ors-synthetic"), "integers")
+    assert_clean_error(invoke("simulate", "-l", "teacher-sgd", "--dataset", "iris"), "binary", "3 classes")
     assert_clean_error(invoke("simulate", "-l", "perceptron", "--dataset", "no-such-set"), "no-such-set")
 
 
-def test_registry_plugs_in_a_learner(monkeypatch):
-    made = {}
+def test_cli_uses_the_one_registry(monkeypatch):
+    """A learner added to noisyfeedback.registry is a learner of the CLI (no second list in cli.py)."""
+    from noisyfeedback import registry
 
-    def factory(n_classes, gamma=0.1, seed=None, boost=1):
-        made.update(n_classes=n_classes, gamma=gamma, boost=boost)
-        return nf.Banditron(n_classes, gamma=gamma, seed=seed)
-
-    monkeypatch.setitem(cli.LEARNERS, "my-banditron", factory)
-    result = invoke("simulate", "-l", "my-banditron", "--gamma", "0.2", "-p", "boost=3", *SMALL)
+    assert not hasattr(cli, "LEARNERS") and not hasattr(cli, "FEEDBACKS")
+    monkeypatch.setitem(registry.LEARNERS, "MyBanditron", "noisyfeedback.learners.bandit.banditron:Banditron")
+    result = invoke("simulate", "-l", "my-banditron", "--gamma", "0.2", *SMALL)
     assert result.exit_code == 0, result.output
-    assert made == {"n_classes": 9, "gamma": 0.2, "boost": 3}
+    assert "Banditron(n_classes=9, gamma=0.2)" in result.output
+
+
+def test_simulate_regression_learners_and_gaussian_noise(tmp_path):
+    out = tmp_path / "t.json"
+    args = ["--dataset", "ors-synthetic", "--n-samples", "2000", "-n", "4000", "-F", "variance=0.5"]
+    result = invoke("simulate", "-l", "nlms", "-p", "r=1", *args, "--save-trace", str(out))
+    assert result.exit_code == 0, result.output
+    assert "GaussianNoise(variance=0.5)" in result.output and "mse" in result.output
+    nlms = json.loads(out.read_text())
+    assert nlms["mse"] > 0 and f"{nlms['mse']:.6g}" in result.output
+    result = invoke("simulate", "-l", "ors", "-p", "r=1", "-p", "scaling=beta", "-p", "beta=4", *args,
+                    "--save-trace", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["mse"] < nlms["mse"]  # ORS shrinks the noisy steps
+
+
+def test_simulate_uma_under_confusion_noise(tmp_path):
+    out = tmp_path / "u.json"
+    result = invoke("simulate", "-l", "uma", "--dataset", "iris", "-F", "C=0.3", "--save-trace", str(out))
+    assert result.exit_code == 0, result.output
+    assert "test error" in result.output and "ConfusionNoise" in result.output
+    record = json.loads(out.read_text())
+    assert record["n_test"] == 38 and 0.15 < record["label_noise"] < 0.45  # C = 0.3 off the diagonal
+    assert record["error_rate"] < 0.3  # far better than the 2/3 of a guess
+    # the Perceptron (online) under the same channel
+    result = invoke("simulate", "-l", "perceptron", "--dataset", "iris", "-f", "confusion-noise", "-F", "C=0.3",
+                    "-n", "2000")
+    assert result.exit_code == 0, result.output and "error rate" in result.output
+
+
+def test_simulate_teacher_learners(tmp_path):
+    out = tmp_path / "s.json"
+    result = invoke("simulate", "-l", "EvilTeacherSVM", "--dataset", "breast_cancer", "--normalize",
+                    "--teachers", "5", "--evil", "0.4", "--save-trace", str(out))
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text())
+    assert record["feedback"] == "5 random teachers, 2 evil" and len(record["evil_teachers"]) == 2
+    assert 0.2 < record["label_noise"] < 0.6 and record["error_rate"] < 0.3
+    assert_clean_error(invoke("simulate", "-l", "LinearSVM", "--dataset", "breast_cancer", "-f", "full-label"),
+                       "--teachers")
+
+
+def test_run_prints_a_summary_table(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'n_rounds = 1000\nseeds = 2\n[[datasets]]\nname = "synsep"\nn_samples = 300\n'
+        '[[channels]]\nname = "NoisyBandit"\nparams = { rho0 = 0.2, rho1 = 0.4 }\n'
+        '[[learners]]\nname = "Banditron"\nparams = { gamma = [0.05, 0.2] }\n'
+    )
+    result = invoke("run", str(cfg), "--out", str(tmp_path / "res"))
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    frame = pd.read_parquet(tmp_path / "res" / "results.parquet")
+    for gamma, g in frame.groupby("learner.gamma"):
+        e = g["error_rate"]
+        assert f"{e.mean():.4g} ± {e.std(ddof=1):.2g}" in result.output, (gamma, result.output)
+    assert "learner.gamma" in result.output and "mean ± std" in result.output
 
 
 def test_datasets_command_with_fake_catalog(monkeypatch):

@@ -27,7 +27,7 @@ TEST_PLAN = {
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("dekel2009")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(recipe, "QUICK_PLAN", TEST_PLAN)
+        mp.setattr(recipe.plans, "QUICK_PLAN", TEST_PLAN)
         index = reproduce("dekel2009", quick=True, out=out, progress=False)
     return index
 
@@ -97,18 +97,24 @@ def test_sensitivity_runs(report):
 
 
 def test_a_split_is_reproducible_and_resume_reuses_tasks(report, tmp_path, monkeypatch):
+    from noisyfeedback.experiments.engine import KINDS, Engine, TaskKind
+
     plan = dict(TEST_PLAN, n_splits=1, evil=[2])
-    df1, lam1, _ = recipe.run_experiments(plan, None, tmp_path, jobs=1, progress=False)
+    with Engine(tmp_path, name="t", progress=False) as eng:
+        first = recipe.plans.run(eng, plan, None)
 
     def boom(task):
         raise AssertionError("a finished task was recomputed")
 
-    monkeypatch.setattr(recipe, "run_split", boom)
-    df2, lam2, _ = recipe.run_experiments(plan, None, tmp_path, jobs=1, progress=False)
-    pd.testing.assert_frame_equal(df1, df2)
+    monkeypatch.setitem(KINDS, "dekel2009.split", TaskKind("dekel2009.split", boom, False))
+    with Engine(tmp_path, name="t", progress=False) as eng:
+        second = recipe.plans.run(eng, plan, None)
+    assert eng.resumed > 0 and eng.ran == 0
+    pd.testing.assert_frame_equal(first["df"], second["df"])
+    pd.testing.assert_frame_equal(first["lam_tab"], second["lam_tab"])
     monkeypatch.undo()
     task = json.loads(json.dumps({"plan": plan, "pair": [1, 3], "problem_index": 0, "split": 0,
-                                  "lam": 1e-2, "topics": [0] * 365, "data_dir": None, "path": ""}))
+                                  "lam": 1e-2, "topics": [0] * 365, "_data_dir": None}))
     a, b = (pd.DataFrame(recipe.run_split(task)).drop(columns="seconds") for _ in range(2))
     pd.testing.assert_frame_equal(a, b)
 
@@ -146,3 +152,12 @@ def test_claims_can_hold_and_can_fail():
     assert any(c.holds for c in good) and not all(c.holds for c in bad)
     assert sum(bool(c.holds) for c in good) > sum(bool(c.holds) for c in bad)
     assert by  # every claim names a figure or section
+
+
+def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
+    from recipe_resume import assert_same_numbers, killed_then_resumed
+
+    again, log = killed_then_resumed("dekel2009", TEST_PLAN, tmp_path / "resumed")
+    assert "already done (resuming)" in log
+    assert_same_numbers(report, again)
+

@@ -1,4 +1,4 @@
-"""MC-SLP and MC-DBF (Batra & Manwani 2021, SPEC §4.8-4.9): exact set probabilities, unbiasedness by
+"""MC-SLP and MC-DBF (Batra & Manwani 2021, docs/algorithms.md §4.8-4.9): exact set probabilities, unbiasedness by
 enumeration, reduction to Banditron / Perceptron at m = 1, kernels vs reference twins, compiled vs Python loop."""
 
 from itertools import combinations

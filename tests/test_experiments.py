@@ -201,18 +201,19 @@ def test_results_table_rows_and_columns(tmp_path):
     assert files == sorted(f"{t}.parquet" for t in df["task_id"])
 
 
-def test_rerun_skips_finished_tasks_and_config_edits_reuse_them(tmp_path):
+def test_rerun_skips_finished_tasks_and_another_config_is_refused(tmp_path):
     out = tmp_path / "out"
     run_experiment(tiny(), out, progress=False)
     tasks = out / "tasks"
     before = {p.name: p.stat().st_mtime_ns for p in tasks.iterdir()}
     # a stale temporary file of a dead process is removed; a finished task is never redone
     (tasks / ".deadbeef.999999999.abc.tmp").write_bytes(b"partial")
-    df = read_results(run_experiment(tiny(seeds=[0, 1, 2]), out, progress=False))
+    df = read_results(run_experiment(tiny(), out, progress=False))
     after = {p.name: p.stat().st_mtime_ns for p in tasks.iterdir()}
-    assert len(df) == 9 and len(after) == 9
-    assert all(after[n] == m for n, m in before.items())
-    assert not any(n.endswith(".tmp") for n in after)
+    assert len(df) == len(before) and after == before
+    # an edited config would mix its results with another config's: refused, saying how to start fresh
+    with pytest.raises(ValueError, match="different config.*To start fresh"):
+        run_experiment(tiny(seeds=[0, 1, 2]), out, progress=False)
 
 
 def test_same_seed_same_data_gives_common_random_numbers(tmp_path):

@@ -282,3 +282,74 @@ def _check_regressor_bad_input(learner, X, y, ch, bad):
         nf.simulate(learner.clone(), X, np.where(np.arange(len(y)) == 4, np.nan, y), ch, n_rounds=5)
     with pytest.raises(ValueError, match="features"):
         learner.predict(np.zeros((2, X.shape[1] + 1)))
+
+
+# ------------------------------------------- scikit-learn conventions (clone, action distribution)
+ESTIMATORS = [getattr(nf, n) for n in nf.__all__ if inspect.isclass(getattr(nf, n))
+              and hasattr(getattr(nf, n), "get_params") and getattr(nf, n) is not nf.Learner]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])
+def test_sklearn_clone(cls):
+    """sklearn.base.clone works on every exported learner (and estimator): same parameters, no state."""
+    from sklearn.base import clone
+
+    params = dict(getattr(cls, "_test_params", {}) or {})
+    est = cls(**params)
+    if issubclass(cls, nf.Learner):
+        X, y, ch = problem(est)
+        interact(est, X, y, ch)
+        assert est.is_fitted
+    twin = clone(est)
+    assert type(twin) is cls and twin is not est
+    assert set(twin.get_params(deep=False)) == set(est.get_params(deep=True))
+    for k, v in est.get_params(deep=False).items():
+        w = twin.get_params()[k]
+        assert np.array_equal(v, w) if isinstance(v, np.ndarray) else v == w
+    if issubclass(cls, nf.Learner):
+        assert not twin.is_fitted
+
+
+CLASSIFIERS = [c for c in LEARNERS if c.feedback_kind in ("label", "bandit", "set")]
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=[c.__name__ for c in CLASSIFIERS])
+def test_action_probabilities_and_decision_function(cls):
+    """The whole action distribution act draws from: (n, K), >= 0, rows summing to 1 (set learners: m)."""
+    learner = make(cls)
+    X, y, ch = problem(learner)
+    interact(learner, X, y, ch)
+    P = learner.action_probabilities(X)
+    S = learner.decision_function(X)
+    m = learner.m if learner.feedback_kind == "set" else 1
+    assert P.shape == S.shape == (X.shape[0], learner.n_classes)
+    assert (P >= 0).all() and (P <= 1).all()
+    np.testing.assert_allclose(P.sum(axis=1), m)
+    # the greedy label carries the most probability (set learners: as much as any label of the top-m set)
+    np.testing.assert_array_equal(P[np.arange(X.shape[0]), learner.predict(X)], P.max(axis=1))
+    assert (P.max(axis=1) > P.min(axis=1)).any()
+    if learner.feedback_kind == "bandit":  # act's propensities are read off the same distribution
+        actions, probs = learner.act(X)
+        np.testing.assert_allclose(probs, P[np.arange(X.shape[0]), actions])
+
+
+@pytest.mark.parametrize("cls", [c for c in LEARNERS if c.__name__ in ("Perceptron", "MCSLP", "NLMS", "ORS")],
+                         ids=lambda c: c.__name__)
+def test_fit_and_partial_fit_in_a_pipeline(cls):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    # ORS's test parameters use a label budget (several labels a row); a pipeline gives one
+    learner = cls(r=1.0, scaling="one_sample_pred", variance="unknown") if cls.__name__ == "ORS" else make(cls)
+    X, y, _ = problem(learner, n=200)
+    pipe = make_pipeline(StandardScaler(), learner).fit(X, y)
+    pred = pipe.predict(X)
+    assert pred.shape == (X.shape[0],)
+    if not is_regressor(learner):
+        assert (pred == y).mean() > 0.8
+    else:
+        assert np.mean((pred - y) ** 2) < np.var(y)
+    w = weights(pipe[-1]).copy()
+    pipe[-1].fit(StandardScaler().fit_transform(X), y)  # fit starts over: same weights again
+    np.testing.assert_array_equal(weights(pipe[-1]), w)
+    assert pipe[-1].partial_fit(X[:5], y[:5]) is pipe[-1]

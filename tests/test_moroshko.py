@@ -117,9 +117,8 @@ def test_find_a_spends_at_most_the_budget_and_close_to_it():
     assert rerun["labels_rate"] == spend
 
 
-def test_results_do_not_depend_on_the_number_of_jobs():
-    from rich.progress import Progress  # noqa: F401  (the recipe's progress display is optional)
-    from noisyfeedback.experiments.runner import _Bars
+def test_results_do_not_depend_on_the_number_of_jobs(tmp_path):
+    from noisyfeedback.experiments.engine import Engine
 
     tasks = []
     for i, v in enumerate(["noisy feedback", "beta", "two samples (unknown v)"]):
@@ -127,9 +126,10 @@ def test_results_do_not_depend_on_the_number_of_jobs():
             {"seed": s, "data": {"kind": "synthetic", "n_samples": 500, "seed": s},
              "noise": {"kind": "uniform", "M": 2.0, "seed": 10 + s},
              "learner": mo._with(mo._variant_learner(v), r=5.0), "sim_seed": s} for s in range(2)]})
-    with _Bars(False) as bars:
-        serial = mo._map(tasks, 1, bars, "serial")
-        parallel = mo._map(tasks, 2, bars, "joblib")
+    with Engine(tmp_path / "serial", progress=False) as eng:
+        serial = mo._map(eng, tasks, "serial")
+    with Engine(tmp_path / "joblib", jobs=2, progress=False) as eng:
+        parallel = mo._map(eng, tasks, "joblib")
     assert list(serial) == list(parallel) == [t["key"] for t in tasks]
     for k in serial:
         assert serial[k]["runs"] == parallel[k]["runs"]
@@ -226,3 +226,21 @@ def test_acceptance_ors_beats_nlms_in_the_recipe_protocol():
     ratios = np.array(ratios)
     assert (ratios < 1.0).all()
     assert (ratios.mean(axis=0) < 0.9).all()
+
+
+def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
+    from recipe_resume import assert_same_numbers, killed_then_resumed
+
+    again, log = killed_then_resumed("moroshko", {**mo.QUICK_PLAN, **TEST_PLAN}, tmp_path / "resumed")
+    assert "already done (resuming)" in log
+    assert_same_numbers(report, again)
+
+
+def test_serial_and_two_processes_give_the_same_tables(report, tmp_path):
+    from recipe_resume import assert_same_numbers
+
+    from noisyfeedback.experiments.recipes import run_paper
+
+    again = run_paper(mo.PAPER, quick=True, data_dir=None, out_dir=tmp_path / "j2", jobs=2, progress=False,
+                      plan={**mo.QUICK_PLAN, **TEST_PLAN})
+    assert_same_numbers(report, again)

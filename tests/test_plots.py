@@ -136,3 +136,26 @@ def test_report_section_errors(tmp_path):
         write_report(tmp_path, "t", [{"heading": "h", "body": "x"}])
     with pytest.raises(TypeError, match="DataFrame"):
         write_report(tmp_path, "t", [Section("h", tables={"x": [1, 2]})])
+
+
+def test_wide_tables_scroll_inside_the_page(tmp_path):
+    """Every table sits in a box that scrolls sideways (the page never gets wider than its column)."""
+    import re
+
+    wide = pd.DataFrame({f"column {i}": [f"a long cell value number {i}"] for i in range(30)})
+    page = write_report(tmp_path, "Wide", [Section("Wide table", tables={"wide": wide, "small": wide.iloc[:, :2]})]
+                        ).read_text()
+    assert page.count('<div class="table-wrap" role="region" tabindex="0">\n<table>') == 2
+    assert page.count("<table>") == 2 and page.count("</table>\n</div>") == 2
+    css = re.search(r"\.table-wrap \{([^}]*)\}", page).group(1)
+    assert "overflow-x: auto" in css and "max-width: 100%" in css
+
+
+def test_coinciding_curves_stay_visible():
+    """Two identical curves get different line styles and markers, the later one thinner and on top."""
+    run = (np.array([1, 10, 100, 1000]), np.array([1.0, 0.5, 0.3, 0.2]))
+    df = pd.DataFrame({"label": ["A", "B", "C"], "checkpoints": [run[0]] * 3, "curve": [run[1]] * 3})
+    a, b, c = learning_curves(df).axes[0].get_lines()
+    assert len({a.get_linestyle(), b.get_linestyle(), c.get_linestyle()}) == 3
+    assert len({a.get_marker(), b.get_marker(), c.get_marker()}) == 3
+    assert a.get_linewidth() > b.get_linewidth() > c.get_linewidth() and a.get_zorder() < b.get_zorder()

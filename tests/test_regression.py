@@ -1,4 +1,4 @@
-"""NLMS and ORS (Moroshko & Crammer, SPEC §4.11): identities, the α guard, kernel vs reference twins,
+"""NLMS and ORS (Moroshko & Crammer, docs/algorithms.md §4.11): identities, the α guard, kernel vs reference twins,
 simulate vs the plain-Python loop, label budgets, noise schedules, data generators, learning quality."""
 
 import numpy as np

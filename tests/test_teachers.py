@@ -1,4 +1,4 @@
-"""Dekel & Shamir's learners (SPEC §4.12): LinearSVM, EvilTeacherSVM, TeacherSGD, and the
+"""Dekel & Shamir's learners (docs/algorithms.md §4.12): LinearSVM, EvilTeacherSVM, TeacherSGD, and the
 teacher-assignment generators.
 
 Optimality is checked against an independent conic solver (cvxpy + Clarabel, the
@@ -164,6 +164,7 @@ def test_interior_point_subsolver_matches_cvxpy():
         assert np.all(nu >= 0) and np.abs(nu * (A @ x - b)).max() < 1e-7
 
 
+@pytest.mark.skipif(JIT_DISABLED, reason="thousands of coordinate-ascent passes: 90 s without numba")
 def test_phase_two_finishes_where_coordinate_ascent_stalls():
     """Dense, low-dimensional, small λ (C = 1/(λm) large): coordinate ascent alone needs thousands of
     passes; the interior-point finish certifies the optimum after a few dozen."""

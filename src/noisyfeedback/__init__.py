@@ -11,10 +11,13 @@ True
 __version__ = "0.1.0"
 
 from . import datasets, feedback, metrics, noise
+from . import ope
 from .base import Learner, load
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
+from .learners import EpsilonGreedy, SquareCB
 from .learners import NLMS, ORS, UMA, make_kernel_uma
+from .learners import CorrectedLogisticRegression, WeightedRLS
 from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
 from .simulate import Trace, simulate
 
@@ -24,6 +27,7 @@ __all__ = [
     "feedback",
     "metrics",
     "noise",
+    "ope",
     "Learner",
     "load",
     "simulate",
@@ -34,11 +38,15 @@ __all__ = [
     "RCINE",
     "BPA",
     "SOBA",
+    "SquareCB",
+    "EpsilonGreedy",
     "MCSLP",
     "MCDBF",
     "NLMS",
     "ORS",
     "UMA",
+    "CorrectedLogisticRegression",
+    "WeightedRLS",
     "make_kernel_uma",
     "LinearSVM",
     "EvilTeacherSVM",

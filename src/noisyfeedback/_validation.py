@@ -27,7 +27,9 @@ __all__ = [
     "AnySeed",
     "check_param",
     "check_X",
+    "check_sparse_structure",
     "check_labels",
+    "check_memory",
 ]
 
 
@@ -175,6 +177,7 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
     elif sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name}{where} must be 2-D; got a sparse array with shape {X.shape}.")
+        _check_sparse_structure(X, name, where)
         X = sp.csr_matrix(X) if X.format != "csr" else X
         if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
             raise TypeError(f"{name}{where} must hold real numbers; got dtype {X.dtype}.")
@@ -215,11 +218,92 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
         if not finite.all():
             row = int(np.flatnonzero(~finite.all(axis=1))[0])
             raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name}{where} has no features (shape {X.shape}); at least one column is needed.")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{name}{where} has {X.shape[1]} features, but the learner was fitted with {n_features}."
         )
     return X
+
+
+def check_sparse_structure(X: Any, name: str = "X", owner: str | None = None) -> None:
+    """Refuse a sparse ``X`` whose structure does not fit its shape (nothing for dense input);
+    for code that hands X to another validator (scikit-learn's) before :func:`check_X`."""
+    if sp.issparse(X) and X.ndim == 2:
+        _check_sparse_structure(X, name, f" of {owner}" if owner else "")
+
+
+def _check_sparse_structure(X: Any, name: str, where: str) -> None:
+    """Refuse a sparse matrix whose structure does not fit its shape (scipy accepts some: indices
+    >= n_features or negative, decreasing ``indptr``), before any code indexes with it.
+
+    CSR/CSC are checked by a compiled O(nnz) pass naming the first bad row (column of a CSC);
+    COO by its index bounds; other formats are converted by scipy, which checks them."""
+    from .kernels.validation import csr_first_bad_row
+
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        indptr, indices, data = X.indptr, X.indices, X.data
+        n_major, n_minor = X.shape if fmt == "csr" else X.shape[::-1]
+        major = "row" if fmt == "csr" else "column"
+        for a, what in ((indptr, "indptr"), (indices, "indices")):
+            if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
+                raise ValueError(f"{name}{where} is a malformed {fmt.upper()} matrix: {what} must be a 1-D "
+                                 f"integer array; got {a.dtype} with shape {a.shape}.")
+        if indptr.shape[0] != n_major + 1:
+            raise ValueError(f"{name}{where} is a malformed {fmt.upper()} matrix: indptr has {indptr.shape[0]} "
+                             f"entries for {n_major} {major}s (needs {n_major + 1}).")
+        if data.ndim != 1 or data.shape[0] != indices.shape[0]:
+            raise ValueError(f"{name}{where} is a malformed {fmt.upper()} matrix: data has shape {data.shape} "
+                             f"but indices has {indices.shape[0]} entries.")
+        if indptr[0] != 0:
+            raise ValueError(f"{name}{where} is a malformed {fmt.upper()} matrix: indptr[0] is {indptr[0]}, not 0.")
+        row, code = csr_first_bad_row(indptr, indices, n_minor)
+        if row >= 0:
+            if code == 1:
+                why = (f"its offsets indptr[{row}]={indptr[row]}, indptr[{row + 1}]={indptr[row + 1]} decrease "
+                       f"or pass the {indices.shape[0]} stored entries")
+            else:
+                bad = [int(j) for j in indices[indptr[row]:indptr[row + 1]] if not 0 <= j < n_minor]
+                why = f"it has column index {bad[0]}, outside [0, {n_minor})" if fmt == "csr" else \
+                    f"it has row index {bad[0]}, outside [0, {n_minor})"
+            raise ValueError(f"{name}{where} is a malformed {fmt.upper()} matrix: {major} {row} is invalid ({why}).")
+    elif fmt == "coo":
+        for a, n, what in ((X.row, X.shape[0], "row"), (X.col, X.shape[1], "column")):
+            bad = (a < 0) | (a >= n)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{name}{where} is a malformed COO matrix: entry {k} has {what} index "
+                                 f"{int(a[k])}, outside [0, {n}).")
+
+
+def memory_limit() -> int:
+    """Bytes of physical memory of this machine (a large number where it cannot be read)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 50
+
+
+def format_bytes(n: float) -> str:
+    """1.2 GB style."""
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"
+
+
+def check_memory(n_bytes: float, what: str) -> None:
+    """Refuse, before allocating, what cannot fit in this machine's memory: a ValueError saying
+    how much ``what`` would need."""
+    limit = memory_limit()
+    if n_bytes > limit:
+        raise ValueError(f"{what} would need {format_bytes(n_bytes)} of memory; this machine has "
+                         f"{format_bytes(limit)}.")
 
 
 def check_labels(y: Any, n_classes: int, n_samples: int | None = None, name: str = "y") -> np.ndarray:

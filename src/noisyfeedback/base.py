@@ -14,16 +14,15 @@ Conventions (scikit-learn / river):
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ._io import atomic_path, json_default
 from ._validation import AnySeed, check_param
 
 __all__ = ["Learner", "make_rng", "load"]
@@ -40,11 +39,14 @@ def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
 class Learner:
     """Base class of every learner.
 
-    Subclasses declare ``_parameter_constraints`` (name -> constraint) and
-    ``_test_params`` (keyword arguments the shared check suite builds them with).
+    Subclasses declare ``_parameter_constraints`` (name -> constraint), ``_learned_state``
+    (learned attribute -> :class:`~noisyfeedback._state.Array` or a scalar constraint: what a
+    model file may set, see :mod:`noisyfeedback._state`) and ``_test_params`` (keyword
+    arguments the shared check suite builds them with).
     """
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    _learned_state: ClassVar[dict[str, Any]] = {}
     _test_params: ClassVar[dict[str, Any]] = {}
     #: which feedback this learner consumes: "label", "bandit", "set", "target"
     feedback_kind: ClassVar[str] = "label"
@@ -62,8 +64,9 @@ class Learner:
             names.append(p.name)
         return names
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments, by name."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments, by name (``deep`` is accepted for scikit-learn's ``clone``;
+        no parameter of ours is itself an estimator, so it changes nothing)."""
         return {name: getattr(self, name) for name in self._get_param_names()}
 
     def set_params(self, **params: Any) -> "Learner":
@@ -77,6 +80,18 @@ class Learner:
             setattr(self, name, value)
         self._reset()
         return self
+
+    def __sklearn_tags__(self):
+        """scikit-learn (>= 1.6) estimator tags, so a learner can be a Pipeline step: a classifier
+        (label, bandit and set feedback) or a regressor (targets); sparse input accepted."""
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
+
+        regressor = self.feedback_kind == "target"
+        return Tags(estimator_type="regressor" if regressor else "classifier",
+                    target_tags=TargetTags(required=True), transformer_tags=None,
+                    classifier_tags=None if regressor else ClassifierTags(),
+                    regressor_tags=RegressorTags() if regressor else None,
+                    input_tags=InputTags(sparse=True))
 
     def clone(self, **params: Any) -> "Learner":
         """A fresh, unfitted learner with the same (or overridden) parameters."""
@@ -130,6 +145,14 @@ class Learner:
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+        from ._state import undeclared
+
+        missing = undeclared(self)
+        if missing:
+            raise TypeError(
+                f"{type(self).__name__} does not declare its learned attributes {missing} in "
+                "_learned_state (see noisyfeedback._state.Array); nf.load would refuse them."
+            )
         arrays: dict[str, np.ndarray] = {}
         scalars: dict[str, Any] = {}
         rng_state = None
@@ -163,17 +186,9 @@ class Learner:
 
         meta["library_version"] = __version__
         payload = {f"arr__{k}": v for k, v in arrays.items()}
-        payload["__metadata__"] = np.array(json.dumps(meta, default=_json_default))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-        os.close(fd)
-        try:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **payload)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        payload["__metadata__"] = np.array(json.dumps(meta, default=json_default))
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **payload)
         return path
 
     @classmethod
@@ -191,6 +206,10 @@ class EstimatorMixin:
     and parameter checks from ``_parameter_constraints``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    _learned_state: ClassVar[dict[str, Any]] = {}
+    # the learned attributes and ``load`` are those of a Learner
+    _learned_attributes = Learner._learned_attributes
+    load = classmethod(Learner.load.__func__)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the fitted model to ``path`` (.npz arrays + JSON metadata, atomically; no pickle).
@@ -221,27 +240,139 @@ class EstimatorMixin:
             check_param(name, getattr(self, name), constraint, owner)
 
 
+#: the keys of a model file's JSON metadata record
+_META_KEYS = {"format_version", "class", "params", "scalars", "rng_state", "library_version"}
+#: numpy dtype kinds a parameter array may have in a model file (no objects, no bytes)
+_PARAM_ARRAY_KINDS = "biuf"
+
+
+class _Bad(Exception):
+    """What is wrong with a model file (re-raised as ValueError naming the file)."""
+
+
 def load(path: str | os.PathLike) -> Learner:
-    """Load any learner saved with :meth:`Learner.save`."""
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["__metadata__"]))
-        arrays = {k[len("arr__"):]: data[k] for k in data.files if k.startswith("arr__")}
-    module_name, _, qualname = meta["class"].rpartition(".")
-    if not module_name.startswith("noisyfeedback"):
-        raise ValueError(f"{path} names class {meta['class']!r}, which is not a noisyfeedback learner.")
-    klass = getattr(importlib.import_module(module_name), qualname)
-    params = {k: _param_from_json(v) for k, v in meta["params"].items()}
-    learner = klass(**params)
+    """Load a learner saved with :meth:`Learner.save`.
+
+    A model file is data, never code: only a class in :data:`noisyfeedback.registry.LEARNERS` is
+    built, with its declared parameters (checked by the same constraints as in use), then only its
+    declared learned arrays and scalars (``_learned_state``: names, dtypes, shapes against the
+    parameters, finite values) and a PCG64 random state are set. Anything else -- an unknown class,
+    key or ``format_version``, a damaged or foreign file -- raises one ``ValueError`` naming the file.
+    """
+    path = Path(path)
+    try:
+        return _load(path)
+    except _Bad as e:
+        raise ValueError(f"{path} is not a valid noisyfeedback model file: {e}") from None
+
+
+def _read_npz(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    import zipfile
+
+    if not path.is_file():
+        raise FileNotFoundError(f"no model file at {str(path)!r}.")
+    if not zipfile.is_zipfile(path):
+        raise _Bad("not an .npz archive (truncated, or another format such as a bare .npy).")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            size = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise _Bad(f"cannot be read ({type(e).__name__}: {e}).") from None
+    from ._validation import check_memory
+
+    try:  # a compressed archive claiming more than this machine holds: refused before inflating
+        check_memory(size, "its arrays")
+    except ValueError as e:
+        raise _Bad(str(e)) from None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):
+                raise _Bad("not an .npz archive.")
+            names = list(data.files)
+            if "__metadata__" not in names:
+                raise _Bad("no __metadata__ record.")
+            unknown = [k for k in names if k != "__metadata__" and not k.startswith("arr__")]
+            if unknown:
+                raise _Bad(f"unknown entries {unknown}.")
+            raw = data["__metadata__"]
+            arrays = {k[len("arr__"):]: data[k] for k in names if k.startswith("arr__")}
+    except _Bad:
+        raise
+    except Exception as e:  # zipfile.BadZipFile, EOFError, OSError, zlib.error, ValueError ...
+        raise _Bad(f"cannot be read ({type(e).__name__}: {e}).") from None
+    if raw.dtype.kind != "U" or raw.ndim != 0:
+        raise _Bad("__metadata__ must be a JSON string.")
+    try:
+        meta = json.loads(str(raw))
+    except ValueError as e:
+        raise _Bad(f"__metadata__ is not JSON ({e}).") from None
+    if not isinstance(meta, dict):
+        raise _Bad("__metadata__ must be a JSON object.")
+    for name, arr in arrays.items():
+        if arr.dtype.kind not in "biufU":
+            raise _Bad(f"array {name!r} has unsupported dtype {arr.dtype}.")
+    return meta, arrays
+
+
+def _load(path: Path) -> Learner:
+    from . import registry
+
+    meta, arrays = _read_npz(path)
+    unknown = sorted(set(meta) - _META_KEYS)
+    if unknown:
+        raise _Bad(f"unknown metadata keys {unknown}; allowed: {sorted(_META_KEYS)}.")
+    if meta.get("format_version") != FORMAT_VERSION or isinstance(meta.get("format_version"), bool):
+        raise _Bad(f"unknown format_version {meta.get('format_version')!r}; this library reads {FORMAT_VERSION}.")
+    name = meta.get("class")
+    targets = {t.replace(":", "."): n for n, t in registry.LEARNERS.items()}
+    if not isinstance(name, str) or (name not in targets and name not in registry.LEARNERS):
+        raise _Bad(f"class {name!r} is not a registered learner (noisyfeedback.registry.LEARNERS: "
+                   f"{', '.join(registry.LEARNERS)}).")
+    klass = registry.resolve_learner(targets.get(name, name))
+    raw_params = meta.get("params", {})
+    scalars = meta.get("scalars", {})
+    if not isinstance(raw_params, dict) or not isinstance(scalars, dict):
+        raise _Bad("params and scalars must be JSON objects.")
+    allowed = klass._get_param_names()
+    unknown = sorted(set(raw_params) - set(allowed))
+    if unknown:
+        raise _Bad(f"unknown parameters {unknown} for {klass.__name__}; allowed: {allowed}.")
+    params = {k: _param_from_json(k, v) for k, v in raw_params.items()}
+    try:
+        learner = klass(**params)
+        learner._validate_params()
+    except (TypeError, ValueError) as e:
+        raise _Bad(str(e)) from None
+    full_params = learner.get_params()
+    for k, v in scalars.items():
+        if isinstance(v, list):
+            raise _Bad(f"learned attribute {k!r} must be a scalar.")
+    from ._state import check_learned_state
+
+    try:
+        check_learned_state(klass, full_params, arrays, scalars)
+    except ValueError as e:
+        raise _Bad(str(e)) from None
     for k, v in arrays.items():
         setattr(learner, k, v)
-    for k, v in meta["scalars"].items():
+    for k, v in scalars.items():
         setattr(learner, k, v)
-    if meta.get("rng_state") is not None:
-        state = meta["rng_state"]
-        bg = getattr(np.random, state["bit_generator"])()
-        bg.state = state
-        learner.rng_ = np.random.Generator(bg)
+    state = meta.get("rng_state")
+    if state is not None:
+        learner.rng_ = _rng_from_state(state)
     return learner
+
+
+def _rng_from_state(state: Any) -> np.random.Generator:
+    """A PCG64 generator from a saved state (the only bit generator a model file may name)."""
+    if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
+        raise _Bad("rng_state must be the state of a PCG64 bit generator.")
+    bg = np.random.PCG64()
+    try:
+        bg.state = state
+    except (TypeError, ValueError, KeyError, OverflowError) as e:
+        raise _Bad(f"invalid rng_state ({e}).") from None
+    return np.random.Generator(bg)
 
 
 # ------------------------------------------------------------------ helpers
@@ -257,20 +388,25 @@ def _param_to_json(name: str, v: Any) -> Any:
     raise TypeError(f"Cannot save parameter {name!r} of type {type(v).__name__}.")
 
 
-def _param_from_json(v: Any) -> Any:
-    if isinstance(v, dict) and "__ndarray__" in v:
-        return np.array(v["__ndarray__"], dtype=v["dtype"])
-    if isinstance(v, dict) and "__seedsequence__" in v:
-        return np.random.SeedSequence(v["__seedsequence__"], spawn_key=tuple(v["spawn_key"]))
+def _param_from_json(name: str, v: Any) -> Any:
+    """A parameter value from a model file: JSON scalars and lists, numeric arrays, SeedSequences."""
+    if isinstance(v, dict):
+        try:
+            if set(v) == {"__ndarray__", "dtype"}:
+                dtype = np.dtype(v["dtype"])
+                if dtype.kind not in _PARAM_ARRAY_KINDS:
+                    raise _Bad(f"parameter {name!r}: unsupported array dtype {dtype}.")
+                return np.array(v["__ndarray__"], dtype=dtype)
+            if set(v) == {"__seedsequence__", "spawn_key"}:
+                entropy, key = v["__seedsequence__"], v["spawn_key"]
+                if not isinstance(entropy, int) or isinstance(entropy, bool) or entropy < 0 \
+                        or not isinstance(key, list) or not all(isinstance(i, int) and i >= 0 for i in key):
+                    raise _Bad(f"parameter {name!r}: invalid SeedSequence.")
+                return np.random.SeedSequence(entropy, spawn_key=tuple(key))
+        except (TypeError, ValueError) as e:
+            raise _Bad(f"parameter {name!r}: {e}") from None
+        raise _Bad(f"parameter {name!r}: unsupported value {v!r}.")
     return v
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def _copy_param(v: Any) -> Any:

@@ -6,26 +6,25 @@ results table), ``reproduce`` (a paper's experiments and report) and ``demo``
 (a Markdown + HTML report built from a list of demo parts: the bandit baselines,
 then every paper recipe in quick mode).
 
-Learners and feedback channels are looked up in two small registries,
-:data:`LEARNERS` and :data:`FEEDBACKS` (name -> class or factory). A factory's
+Learners and feedback channels are looked up in the package's one registry,
+:mod:`noisyfeedback.registry` (a new learner there is a new learner here). A class's
 keyword parameters are read from its signature: the common flags (``--gamma``,
-``--rho0``, ``--rho1``) reach every factory that accepts them, ``--param k=v``
-sets any learner parameter and ``--feedback-param k=v`` any channel parameter.
-Adding a learner is one entry::
-
-    LEARNERS["rcnbf"] = nf.RCNBF        # RCNBF(n_classes, gamma, rho0, rho1, seed)
-
-Its default channel follows its ``feedback_kind`` (see :data:`DEFAULT_FEEDBACK`).
+``--rho0``, ``--rho1``) reach every class that accepts them, ``--param k=v`` sets any
+learner parameter and ``--feedback-param k=v`` any channel parameter. The default
+channel follows the learner's ``feedback_kind`` (see :data:`DEFAULT_FEEDBACK`).
+``simulate`` runs every registered learner: online classifiers and regression learners
+through ``nf.simulate``; UMA is fitted on labels corrupted by a ``ConfusionNoise`` channel
+and the teacher learners on labels of random teachers, some of them evil (all labels
+flipped); both are scored on held-out rows against the clean labels.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
+import re
 import inspect
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,40 +48,23 @@ from rich.table import Table
 
 import noisyfeedback as nf
 
-__all__ = ["app", "LEARNERS", "FEEDBACKS", "DEFAULT_FEEDBACK", "DEMO_PARTS", "DEMO_DATASETS"]
+from . import registry
+from ._io import atomic_write_text, dumps
 
-# ------------------------------------------------------------- registries
-#: learner name -> class or factory; called as factory(n_classes, **params)
-LEARNERS: dict[str, Callable[..., Any]] = {
-    "perceptron": nf.Perceptron,
-    "banditron": nf.Banditron,
-}
+__all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS", "DEMO_PARTS", "DEMO_DATASETS"]
 
-# Learners of SPEC §3 that plug in as soon as the library exports them.
-for _name, _attr in [("rcnbf", "RCNBF"), ("rcine", "RCINE"), ("bpa", "BPA"), ("soba", "SOBA"),
-                     ("mcslp", "MCSLP"), ("mcdbf", "MCDBF")]:
-    if hasattr(nf, _attr):
-        LEARNERS[_name] = getattr(nf, _attr)
-
-#: feedback channel name -> class or factory; called with keyword params only
-FEEDBACKS: dict[str, Callable[..., Any]] = {
-    "full": nf.feedback.FullLabel,
-    "noisy-bandit": nf.feedback.NoisyBandit,
-    "bandit": functools.partial(nf.feedback.NoisyBandit, 0.0, 0.0),
-    "diluted": nf.feedback.Diluted,
-}
+# ------------------------------------------------------------- registry
+# Learners and channels come from the package's one registry, :mod:`noisyfeedback.registry`, by
+# name (case-insensitive; '-', '_' and spaces ignored: ``rc-nbf``, ``noisy-bandit``).
 
 #: a learner's ``feedback_kind`` -> the channel used when --feedback is not given
-DEFAULT_FEEDBACK = {"label": "full", "bandit": "noisy-bandit", "set": "diluted"}
+DEFAULT_FEEDBACK = {"label": "FullLabel", "bandit": "NoisyBandit", "set": "Diluted", "target": "GaussianNoise"}
 
 #: parameters set by the common flags (never taken from a learner's --param for the channel)
 _COMMON = ("gamma", "rho0", "rho1")
 
-#: generated datasets, used only when the library has no ``nf.datasets.load``
-GENERATORS: dict[str, Callable[..., Any]] = {
-    "synsep": nf.datasets.synsep,
-    "synnonsep": nf.datasets.synnonsep,
-}
+#: regression streams (float targets, for NLMS/ORS) by name: functions of :mod:`noisyfeedback.datasets`
+REGRESSION_DATASETS = ("ors_synthetic", "channel_equalization", "speech_substitute")
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -102,7 +84,8 @@ class CLIError(Exception):
 
 
 #: exceptions from the library that are user errors, shown without a traceback
-_USER_ERRORS = (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, NotImplementedError, OSError)
+_USER_ERRORS = (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, NotImplementedError, OSError,
+                EOFError)  # EOFError: a truncated file (click would print a bare "Aborted.")
 
 
 @contextmanager
@@ -169,66 +152,96 @@ def _build(kind: str, name: str, factory, common: dict[str, Any], explicit: dict
     return factory(**kwargs)
 
 
-def _lookup(registry: dict[str, Any], name: str, what: str):
-    key = name.strip().lower()
-    if key not in registry:
-        raise CLIError(f"unknown {what} {name!r}; choose from: {', '.join(registry)}.")
-    return key, registry[key]
+def learner_class(name: str) -> type:
+    """The registered learner class called ``name`` (see :func:`noisyfeedback.registry.resolve_learner`)."""
+    try:
+        return registry.resolve_learner(name)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
-def build_learner(name: str, n_classes: int, common: dict[str, Any], params: dict[str, Any]):
-    """A learner from the registry: ``LEARNERS[name](n_classes, **accepted common flags, **params)``."""
-    key, factory = _lookup(LEARNERS, name, "learner")
-    return _build("learner", key, factory, common, params, {"n_classes": n_classes})
+def channel_class(name: str) -> type:
+    """The registered feedback channel class called ``name``."""
+    try:
+        return registry.resolve_channel(name)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
-def build_feedback(name: str | None, learner, common: dict[str, Any], learner_params: dict[str, Any],
-                   params: dict[str, Any]):
-    """A channel from the registry; by default the one matching ``learner.feedback_kind``.
+def learner_role(cls: type) -> str:
+    """How ``simulate`` runs a learner class: 'online', 'regression', 'teachers' or 'batch'."""
+    if getattr(cls, "feedback_kind", None) == "target":
+        return "regression"
+    if hasattr(cls, "_simulate_chunk"):
+        return "online"
+    fit = getattr(cls, "fit", None)
+    if fit is not None and "teachers" in inspect.signature(fit).parameters:
+        return "teachers"
+    return "batch"
 
-    Parameters the channel shares with the learner (e.g. ``m`` of MC-DBF and
-    ``Diluted``) are passed on from the learner's --param values.
+
+def build_learner(name: str, n_classes: int | None, common: dict[str, Any], params: dict[str, Any]):
+    """A registered learner: ``cls(n_classes=..., **accepted common flags, **params)``."""
+    cls = learner_class(name)
+    fixed = {"n_classes": n_classes} if "n_classes" in _signature(cls)[0] else {}
+    return _build("learner", cls.__name__, cls, common, params, fixed)
+
+
+def _symmetric_confusion(rate: float, n_classes: int) -> np.ndarray:
+    """C with 1 − rate on the diagonal and rate/(K − 1) elsewhere (uniform label noise)."""
+    C = np.full((n_classes, n_classes), rate / max(n_classes - 1, 1))
+    np.fill_diagonal(C, 1.0 - rate)
+    return C
+
+
+def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], learner_params: dict[str, Any],
+                   params: dict[str, Any], n_classes: int | None = None):
+    """A registered channel; by default the one matching the learner's ``feedback_kind``.
+
+    Parameters the channel shares with the learner (e.g. ``m`` of MC-DBF and ``Diluted``) are
+    passed on from the learner's --param values. ``ConfusionNoise``'s ``C`` may be a number:
+    the uniform noise rate of a symmetric C over the dataset's classes.
     """
     if name is None:
-        kind = getattr(learner, "feedback_kind", "label")
-        if kind not in DEFAULT_FEEDBACK:
-            raise CLIError(f"no default feedback channel for {type(learner).__name__}; pass --feedback.")
-        name = DEFAULT_FEEDBACK[kind]
-    key, factory = _lookup(FEEDBACKS, name, "feedback")
-    wanted = getattr(learner, "feedback_kind", None)
-    if wanted is not None and _kind_of(factory) not in (None, wanted):
-        fits = [n for n, f in FEEDBACKS.items() if _kind_of(f) == wanted]
-        raise CLIError(f"{type(learner).__name__} learns from {wanted!r} feedback, which {key!r} does not give; "
-                       f"use --feedback {' or '.join(fits) or '(none registered)'}.")
-    fparams, _ = _signature(factory)
+        kind = getattr(learner_cls, "feedback_kind", "label")
+        if learner_role(learner_cls) == "batch":
+            name = "ConfusionNoise"
+        elif kind in DEFAULT_FEEDBACK:
+            name = DEFAULT_FEEDBACK[kind]
+        else:
+            raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
+    cls = channel_class(name)
+    wanted = getattr(learner_cls, "feedback_kind", None)
+    if wanted is not None and cls.kind != wanted:
+        fits = [n for n, c in registry.channel_classes().items() if c.kind == wanted]
+        raise CLIError(f"{learner_cls.__name__} learns from {wanted!r} feedback, which {cls.__name__} does not "
+                       f"give; use --feedback {' or '.join(fits) or '(none registered)'}.")
+    fparams, _ = _signature(cls)
     shared = {k: v for k, v in learner_params.items() if k in fparams and k not in _COMMON and k not in params}
-    return _build("feedback", key, factory, common, {**shared, **params}, {})
-
-
-def _kind_of(factory) -> str | None:
-    """The ``kind`` ('label', 'bandit', 'set', ...) of a channel class or a partial of one."""
-    return getattr(getattr(factory, "func", factory), "kind", None)
+    params = {**shared, **params}
+    if isinstance(params.get("C"), (int, float)) and not isinstance(params.get("C"), bool) and n_classes:
+        params["C"] = _symmetric_confusion(float(params["C"]), n_classes)
+    return _build("feedback", cls.__name__, cls, common, params, {})
 
 
 def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = None, normalize: bool = False,
                  n_samples: int | None = None, data_seed: int | None = None):
-    """(X, y) through ``nf.datasets.load``; ``n_samples``/``data_seed`` go to generated sets only."""
+    """(X, y) through ``nf.datasets.load`` (or a regression stream of :data:`REGRESSION_DATASETS`);
+    ``n_samples``/``data_seed`` go to generated sets only."""
     extra: dict[str, Any] = {}
     if n_samples is not None:
         extra["n_samples"] = n_samples
     if data_seed is not None:
         extra["seed"] = data_seed
-    load = getattr(nf.datasets, "load", None)
-    if load is None:  # an older library without the dataset registry: generators only
-        key = name.strip().lower()
-        if key not in GENERATORS:
-            raise CLIError(f"unknown dataset {name!r}; this version can generate: {', '.join(GENERATORS)}.")
-        return GENERATORS[key](normalize=normalize, **extra)
+    stream = {registry.key(n): n for n in REGRESSION_DATASETS}.get(registry.key(name))
+    if stream is not None:
+        X, y = getattr(nf.datasets, stream)(**extra)
+        return (nf.datasets.normalize_rows(X) if normalize else X), y
     if extra:
         kinds = {str(e["name"]).lower(): e.get("kind") for e in nf.datasets.catalog(data_dir)}
         if kinds.get(name.strip().lower()) not in (None, "generated"):
             raise CLIError(f"--n-samples and --data-seed apply to generated datasets only, not {name!r}.")
-    return load(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
+    return nf.datasets.load(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
 
 
 def n_classes_of(y) -> int:
@@ -262,27 +275,14 @@ def run_simulation(learner, X, y, feedback, n_rounds: int, seed, progress: Progr
     return nf.simulate(learner, X, y, feedback=feedback, n_rounds=n_rounds, seed=seed, progress=report)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def _version_callback(value: bool) -> None:
     if value:
         console.print(f"noisyfeedback {nf.__version__}")
         raise typer.Exit()
 
 
-def _complete(registry: dict[str, Any]) -> Callable[[str], list[str]]:
-    return lambda incomplete: [k for k in registry if k.startswith(incomplete)]
+def _complete(names: dict[str, Any]) -> Callable[[str], list[str]]:
+    return lambda incomplete: [k for k in names if registry.key(k).startswith(registry.key(incomplete))]
 
 
 @app.callback()
@@ -296,14 +296,6 @@ def main(
 
 
 # -------------------------------------------------------------- datasets
-def _fallback_catalog(data_dir) -> list[dict[str, Any]]:
-    return [
-        {"name": n, "kind": "generated", "n_samples": None, "n_features": 400, "n_classes": 9,
-         "available": True, "path": None}
-        for n in GENERATORS
-    ]
-
-
 def _fmt(v: Any) -> str:
     if v is None:
         return "—"
@@ -321,8 +313,7 @@ def datasets(
 ) -> None:
     """List the datasets: generated, bundled and file-based, and whether each is available."""
     with _user_errors():
-        catalog = getattr(nf.datasets, "catalog", None)
-        entries = catalog(data_dir) if catalog is not None else _fallback_catalog(data_dir)
+        entries = nf.datasets.catalog(data_dir)
     wide = console.width >= 110  # room for paths in the table; else they follow it
     table = Table(title="noisyfeedback datasets", title_justify="left")
     table.add_column("name", no_wrap=True)
@@ -350,21 +341,22 @@ def datasets(
         console.print("Files:")
         for line in where_lines:
             console.print(line, soft_wrap=True)
-    dirs = getattr(nf.datasets, "data_dirs", None)
-    if dirs is not None:
-        console.print("Data directories searched: " + ", ".join(escape(str(d)) for d in dirs(data_dir)))
+    console.print("Data directories searched: " + ", ".join(escape(str(d)) for d in nf.datasets.data_dirs(data_dir)))
 
 
 # -------------------------------------------------------------- simulate
 @app.command()
 def simulate(
-    learner: Annotated[str, typer.Option("--learner", "-l", help=f"Learner: {', '.join(LEARNERS)}.",
-                                         autocompletion=_complete(LEARNERS))],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`).")],
+    learner: Annotated[str, typer.Option("--learner", "-l", help=f"Learner: {', '.join(registry.LEARNERS)}.",
+                                         autocompletion=_complete(registry.LEARNERS))],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`; regression "
+                                         f"streams: {', '.join(REGRESSION_DATASETS)}).")],
     feedback: Annotated[Optional[str], typer.Option(
-        "--feedback", "-f", help=f"Feedback channel: {', '.join(FEEDBACKS)} "
-        "(default: the one matching the learner: full for the Perceptron, noisy-bandit for bandit learners).",
-        autocompletion=_complete(FEEDBACKS))] = None,
+        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (default: the one matching the "
+        "learner: FullLabel for the Perceptron and MC-SLP, NoisyBandit for bandit learners, Diluted for MC-DBF, "
+        "GaussianNoise for NLMS/ORS, ConfusionNoise for UMA; ConfusionNoise takes C as a matrix or as a uniform "
+        "noise rate, e.g. --feedback-param C=0.3).",
+        autocompletion=_complete(registry.CHANNELS))] = None,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
     split: Annotated[str, typer.Option(help="Dataset split for file-based datasets.")] = "train",
     normalize: Annotated[bool, typer.Option("--normalize/--no-normalize", help="Scale rows to unit L2 norm.")] = False,
@@ -378,57 +370,127 @@ def simulate(
     param: Annotated[Optional[list[str]], typer.Option(
         "--param", "-p", help="Learner parameter NAME=VALUE (repeatable), e.g. -p gamma=0.05 -p seed=3.")] = None,
     feedback_param: Annotated[Optional[list[str]], typer.Option(
-        "--feedback-param", help="Feedback channel parameter NAME=VALUE (repeatable), e.g. --feedback-param m=3.")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", "-n", min=1, help="Number of rounds.")] = 100_000,
-    seed: Annotated[int, typer.Option(help="Simulation seed (round order, feedback and exploration draws).")] = 0,
-    save_trace: Annotated[Optional[Path], typer.Option(help="Write the trace as JSON to this path.")] = None,
+        "--feedback-param", "-F", help="Feedback channel parameter NAME=VALUE (repeatable), e.g. "
+        "--feedback-param m=3, -F variance=0.5, -F C=0.3.")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", "-n", min=1, help="Number of rounds (online learners).")] = 100_000,
+    seed: Annotated[int, typer.Option(help="Simulation seed (round order, feedback and exploration draws; "
+                                      "the held-out split, label noise and teachers of batch learners).")] = 0,
+    teachers: Annotated[int, typer.Option("--teachers", min=1, help="Teacher learners: number of random "
+                                          "teachers labelling the rows.")] = 10,
+    evil: Annotated[float, typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
+                                        "teachers that are evil (flip all their labels).")] = 0.2,
+    test_fraction: Annotated[float, typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
+                                                 "(UMA, teachers): share of rows held out for the error.")] = 0.25,
+    save_trace: Annotated[Optional[Path], typer.Option(help="Write the trace (or result) as JSON to this path.")] = None,
 ) -> None:
-    """Simulate one learner on one dataset under one feedback channel and print its online error rate."""
+    """Simulate one learner on one dataset under one feedback channel and print its error (or MSE).
+
+    Online learners (bandit, diluted, full-label) run --rounds rounds of nf.simulate and print the
+    online error rate; NLMS/ORS print the MSE against the clean targets; UMA is fitted on labels corrupted
+    by the channel and the teacher learners on labels from --teachers random teachers of which a fraction
+    --evil flip all their labels; both print the error on held-out rows against the clean labels.
+    """
     t0 = time.perf_counter()
     common = {"gamma": gamma, "rho0": rho0, "rho1": rho1}
     with _user_errors():
         lparams = parse_params(param, "--param")
         fparams = parse_params(feedback_param, "--feedback-param")
-        _lookup(LEARNERS, learner, "learner")
+        cls = learner_class(learner)
+        role = learner_role(cls)
         if feedback is not None:
-            _lookup(FEEDBACKS, feedback, "feedback")
+            channel_class(feedback)
+        if role == "teachers" and feedback is not None:
+            raise CLIError(f"{cls.__name__} learns from teachers' labels: use --teachers and --evil, not --feedback.")
         X, y = load_dataset(dataset, split=split, data_dir=data_dir, normalize=normalize,
                             n_samples=n_samples, data_seed=data_seed)
-        K = n_classes_of(y)
+        K = None if role == "regression" else n_classes_of(y)
+        if role == "teachers" and K != 2:
+            raise CLIError(f"{cls.__name__} is a binary learner; {dataset!r} has {K} classes "
+                           "(choose a 2-class dataset, e.g. breast_cancer or rcv1).")
+        channel = None if role == "teachers" else build_feedback(feedback, cls, common, lparams, fparams, K)
+        if role == "batch" and "confusion" in _signature(cls)[0] and "confusion" not in lparams \
+                and hasattr(channel, "C"):
+            lparams["confusion"] = channel.C  # UMA corrects the noise the channel adds (known C)
         model = build_learner(learner, K, common, lparams)
-        channel = build_feedback(feedback, model, common, lparams, fparams)
         validate = getattr(model, "_validate_params", None)  # fail before the progress bar starts
         if validate is not None:
             validate()
-        console.print(
-            f"[bold]{escape(repr(model))}[/] under [bold]{escape(repr(channel))}[/] on "
-            f"[bold]{escape(dataset)}[/] ({X.shape[0]:,} × {X.shape[1]:,}, K = {K}), "
-            f"{rounds:,} rounds, seed {seed}"
-        )
-        with _progress() as progress:
-            task = progress.add_task("simulating", total=rounds)
-            trace = run_simulation(model, X, y, channel, rounds, seed, progress, task)
-        total = time.perf_counter() - t0
-        console.print(
-            f"error rate  [bold cyan]{trace.error_rate:.4f}[/]  ({trace.mistakes:,} mistakes in {trace.n_rounds:,} rounds)"
-        )
-        console.print(
-            f"speed       {trace.rounds_per_second:,.0f} rounds/s  (loop {trace.wall_time:.3f} s; "
-            f"wall {total:.2f} s with data loading and compilation)"
-        )
+        shape = f"{X.shape[0]:,} × {X.shape[1]:,}" + (f", K = {K}" if K else ", real-valued targets")
+        under = "random teachers" if channel is None else _short_repr(channel)
+        what = f"{rounds:,} rounds" if role in ("online", "regression") else f"{test_fraction:.0%} held out"
+        console.print(f"[bold]{escape(_short_repr(model))}[/] under [bold]{escape(under)}[/] on "
+                      f"[bold]{escape(dataset)}[/] ({shape}), {what}, seed {seed}")
+        if role in ("online", "regression"):
+            with _progress() as progress:
+                task = progress.add_task("simulating", total=rounds)
+                trace = run_simulation(model, X, y, channel, rounds, seed, progress, task)
+            record = trace.to_dict()
+            total = time.perf_counter() - t0
+            if role == "regression":
+                console.print(f"mse         [bold cyan]{trace.mse:.6g}[/]  (against the clean targets, "
+                              f"{trace.metrics['labels_rate']:.3g} noisy labels per round)")
+            else:
+                console.print(f"error rate  [bold cyan]{trace.error_rate:.4f}[/]  ({trace.mistakes:,} mistakes in "
+                              f"{trace.n_rounds:,} rounds)")
+            console.print(f"speed       {trace.rounds_per_second:,.0f} rounds/s  (loop {trace.wall_time:.3f} s; "
+                          f"wall {total:.2f} s with data loading and compilation)")
+        else:
+            record = fit_batch(model, X, y, channel, role, seed=seed, teachers=teachers, evil=evil,
+                               test_fraction=test_fraction)
+            console.print(f"test error  [bold cyan]{record['error_rate']:.4f}[/]  (against the clean labels of "
+                          f"{record['n_test']:,} held-out rows; {record['label_noise']:.1%} of the training "
+                          f"labels were wrong; fit {record['wall_time']:.2f} s)")
         if save_trace is not None:
             record = {"dataset": dataset, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
-                      "n_classes": K, **trace.to_dict()}
-            _atomic_write_text(save_trace, json.dumps(record, indent=1, default=_json_default) + "\n")
+                      "n_classes": K, **record}
+            atomic_write_text(save_trace, dumps(record, indent=1) + "\n")
             console.print(f"trace written to {escape(str(save_trace))}")
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
+def _short_repr(obj: Any) -> str:
+    """``repr(obj)`` with its arrays (a confusion matrix) shortened to ``array(...)``: one line."""
+    return re.sub(r"array\(\[.*?\]\)(?=[,)])", "array(...)", repr(obj), flags=re.S)
+
+
+def fit_batch(model, X, y, channel, role: str, *, seed: int, teachers: int = 10, evil: float = 0.2,
+              test_fraction: float = 0.25) -> dict[str, Any]:
+    """Fit a batch learner on corrupted training labels and score it on held-out rows (clean labels).
+
+    ``role`` 'batch' (UMA): the training labels are ``channel.respond(y)`` (e.g. ConfusionNoise);
+    'teachers': labels y ∈ {−1, +1} from ``teachers`` random teachers, ``round(evil · teachers)`` of
+    them flipping all their labels (Dekel & Shamir's protocol). One seed draws the split, the noise
+    and the teachers (independent streams of ``SeedSequence(seed)``).
+    """
+    s_split, s_noise, s_teachers = np.random.SeedSequence(seed).spawn(3)
+    n = X.shape[0]
+    perm = np.random.Generator(np.random.PCG64(s_split)).permutation(n)
+    n_test = max(1, int(round(test_fraction * n)))
+    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    if train.size == 0:
+        raise CLIError(f"no training rows left with --test-fraction {test_fraction}.")
+    y = np.asarray(y)
+    record: dict[str, Any] = {"learner": repr(model), "seed": seed, "n_train": int(train.size),
+                              "n_test": int(test.size)}
+    t0 = time.perf_counter()
+    if role == "teachers":
+        from .datasets.teachers import flip_evil, random_teachers
+
+        y_pm = np.where(y == y.max(), 1, -1).astype(np.int64)
+        tid = random_teachers(train.size, teachers, seed=s_teachers)
+        n_evil = int(round(evil * teachers))
+        noisy, evil_ids = flip_evil(y_pm[train], tid, n_evil=n_evil, seed=s_noise)
+        model.fit(X[train], noisy, teachers=tid)
+        clean = y_pm
+        record.update(feedback=f"{teachers} random teachers, {n_evil} evil", evil_teachers=evil_ids)
+    else:
+        noisy = channel.respond(y[train], rng=np.random.Generator(np.random.PCG64(s_noise)))
+        model.fit(X[train], noisy)
+        clean = y
+        record["feedback"] = repr(channel)
+    record["wall_time"] = time.perf_counter() - t0
+    record["label_noise"] = float(np.mean(noisy != clean[train]))
+    record["error_rate"] = float(np.mean(model.predict(X[test]) != clean[test]))
+    return record
 
 
 # ------------------------------------------------------------------ demo
@@ -447,8 +509,6 @@ class Unavailable(Exception):
 
 
 def _load_digits():
-    if not hasattr(nf.datasets, "load"):
-        raise Unavailable("nf.datasets.load is not available in this version")
     return nf.datasets.load("digits", normalize=True)
 
 
@@ -648,7 +708,36 @@ def run(
         if jobs != 1 and scheduler:
             raise CLIError("give either --jobs or --scheduler, not both.")
         path = run_config(config, jobs=jobs, scheduler=scheduler, out=out, progress=True, data_dir=data_dir)
+        console.print(results_table(path))
     console.print(f"Results written to [bold]{escape(str(path))}[/]")
+
+
+def results_table(path: Path) -> Table:
+    """The numbers of a results table: final error (or MSE) mean ± std, min, max over seeds, per
+    (phase,) dataset, channel, learner and grid value (parameter columns with several values)."""
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    keys = [k for k in ("phase", "dataset", "channel", "learner") if k in frame.columns]
+    # grid axes: the parameter columns that take more than one value
+    keys += [c for c in frame.columns if c.split(".")[0] in ("dataset", "channel", "learner") and "." in c
+             and frame[c].astype(str).nunique() > 1]
+    metric = "error_rate" if "error_rate" in frame.columns else None
+    regression = "mse" in frame.columns and frame["mse"].notna().all()
+    table = Table(title=f"{escape(str(path))}: {'MSE' if regression else 'final error rate'} over seeds",
+                  title_justify="left")
+    for k in keys:
+        table.add_column(k, overflow="fold")
+    for col in ("seeds", "rounds", "mean ± std", "min", "max"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for group, g in frame.groupby(keys, sort=False, dropna=False) if keys else [((), frame)]:
+        group = group if isinstance(group, tuple) else (group,)
+        e = g[metric].to_numpy(dtype=float) if metric else np.full(len(g), np.nan)
+        std = e.std(ddof=1) if len(e) > 1 else 0.0
+        rounds = g["n_rounds"].iloc[0] if "n_rounds" in g else None
+        table.add_row(*(escape(str(v)) for v in group), str(len(g)), _fmt(rounds),
+                      f"{e.mean():.4g} ± {std:.2g}", f"{e.min():.4g}", f"{e.max():.4g}")
+    return table
 
 
 @app.command()
@@ -683,6 +772,10 @@ def reproduce(
             raise CLIError(str(exc)) from None
     console.print(f"Report written to [bold]{escape(str(Path(path).resolve()))}[/]")
 
+
+from .service.cli import register as _register_service  # noqa: E402  (serve, keys create, export-log)
+
+_register_service(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

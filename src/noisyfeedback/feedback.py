@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: kernel codes of the channels (see kernels/channels.py)
-CODE_FULL, CODE_CONFUSION, CODE_BANDIT, CODE_DILUTED = 0, 1, 2, 3
+from .kernels._codes import CODE_BANDIT, CODE_CONFUSION, CODE_DILUTED, CODE_FULL  # noqa: E402
 
 
 class FeedbackChannel:

@@ -4,7 +4,7 @@
 ``out_dir/index.html``; figures become PNG files next to them (referenced by
 relative paths, so the folder can be moved or opened from disk), tables are
 rendered as Markdown and HTML tables. Every file is written atomically (a temp
-file in ``out_dir``, then ``os.replace``).
+file in ``out_dir``, then ``os.replace``; :mod:`noisyfeedback._io`).
 
 >>> import pandas as pd, tempfile
 >>> out = tempfile.mkdtemp()
@@ -19,7 +19,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ._io import atomic_path, atomic_write_bytes
 
 __all__ = ["Section", "write_report", "format_table"]
 
@@ -122,6 +123,12 @@ def _html_table(df: pd.DataFrame, float_format: str) -> str:
     return f"<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
+def _scrolling(table_html: str) -> str:
+    """A table inside a box that scrolls sideways, so a wide table never runs off the page
+    (a focusable region, so the keyboard can scroll it too)."""
+    return f'<div class="table-wrap" role="region" tabindex="0">\n{table_html}\n</div>'
+
+
 # ------------------------------------------------------------------- text
 def _inline_html(text: str) -> str:
     out = html.escape(text)
@@ -138,28 +145,9 @@ def _slug(name: str) -> str:
 
 
 # ---------------------------------------------------------------- writing
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; reports are meant to be read
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def _save_figure(fig, path: Path, dpi: int) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 _CSS = """
@@ -169,8 +157,11 @@ h1 { border-bottom: 2px solid #ddd; padding-bottom: .3rem; }
 h2 { border-bottom: 1px solid #eee; padding-bottom: .2rem; margin-top: 2rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption { color: #555; font-size: .9rem; }
-table { border-collapse: collapse; margin: .5rem 0 1.2rem; font-size: .92rem; }
-th, td { border: 1px solid #ccc; padding: .25rem .6rem; }
+.table-wrap { max-width: 100%; overflow-x: auto; margin: .5rem 0 1.2rem; }
+table { border-collapse: collapse; font-size: .92rem; }
+th, td { border: 1px solid #ccc; padding: .25rem .6rem; vertical-align: top; }
+td.txt { max-width: 32rem; }
+pre { overflow-x: auto; }
 th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3rem; }
 code { background: #f4f4f4; padding: 0 .2rem; border-radius: 3px; }
@@ -230,7 +221,7 @@ def write_report(
             tab = _html_table(table, float_format)
             if caption:
                 tab = tab.replace("<table>", f"<table>\n<caption>{_inline_html(caption)}</caption>", 1)
-            body.append(tab)
+            body.append(_scrolling(tab))
         body.append("</section>")
     footer = f"Written by noisyfeedback {__version__}."
     md += ["---", "", f"*{footer}*", ""]
@@ -240,7 +231,7 @@ def write_report(
         f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body)
         + f"\n<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n"
     )
-    _atomic_write(out / "index.md", "\n".join(md).encode("utf-8"))
+    atomic_write_bytes(out / "index.md", "\n".join(md).encode("utf-8"))
     index = out / "index.html"
-    _atomic_write(index, page.encode("utf-8"))
+    atomic_write_bytes(index, page.encode("utf-8"))
     return index

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._rows import simulation_rows
-from ._validation import AnySeed, Integer, Options, check_labels, check_param, check_X
+from ._validation import AnySeed, Integer, Options, check_labels, check_memory, check_param, check_X
 from .feedback import FeedbackChannel
 
 __all__ = ["simulate", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
@@ -185,6 +185,10 @@ def simulate(
     channel; each round draws a fixed number of standard normals (the learner's
     ``labels_per_round``), see :class:`Trace` for what is recorded.
 
+    One loop serves both kinds: a :class:`_LabelRounds` or :class:`_TargetRounds` object
+    says how to check ``y``, which draws a chunk of rounds takes from the feedback stream,
+    which compiled kernel runs it and what the Trace records.
+
     >>> import noisyfeedback as nf
     >>> X, y = nf.datasets.synsep(n_samples=2000, seed=3)
     >>> t = nf.simulate(nf.Banditron(9, gamma=0.1, seed=0), X, y,
@@ -194,59 +198,37 @@ def simulate(
     """
     from .base import Learner
 
-    if isinstance(learner, Learner) and learner.feedback_kind == "target" and hasattr(learner, "_simulate_targets"):
-        return _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress, shuffle)
-    if not isinstance(learner, Learner) or not hasattr(learner, "_simulate_chunk"):
+    regression = isinstance(learner, Learner) and learner.feedback_kind == "target"
+    if not isinstance(learner, Learner) or not hasattr(
+            learner, "_simulate_targets" if regression else "_simulate_chunk"):
         raise TypeError(f"learner must be a noisyfeedback online learner; got {type(learner).__name__}.")
     if not isinstance(feedback, FeedbackChannel):
         raise TypeError(f"feedback must be a noisyfeedback.feedback channel; got {type(feedback).__name__}.")
-    if feedback.kind != learner.feedback_kind:
-        raise TypeError(
-            f"{type(learner).__name__} learns from {learner.feedback_kind!r} feedback, but "
-            f"{feedback!r} gives {feedback.kind!r} feedback."
-        )
+    kind = (_TargetRounds if regression else _LabelRounds)(learner, feedback)
     check_param("n_rounds", n_rounds, Integer(1), "simulate")
+    kind.allocate(n_rounds)
     check_param("seed", seed, AnySeed(), "simulate")
     check_param("shuffle", shuffle, Options((True, False)), "simulate")
     learner._validate_params()
     X = check_X(X, owner="simulate")
     if X.shape[0] == 0:
         raise ValueError("X of simulate has no rows.")
-    y = check_labels(y, learner.n_classes, n_samples=X.shape[0])
-    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
-        check_param("checkpoints", int(checkpoints), Integer(1), "simulate")
-        cps = log_checkpoints(n_rounds, int(checkpoints))
-    else:
-        cps = np.asarray(checkpoints, dtype=np.int64)
-        if cps.ndim != 1 or cps.size == 0 or (np.diff(cps) <= 0).any() or cps[0] < 1 or cps[-1] > n_rounds:
-            raise ValueError("checkpoints must be increasing round counts in [1, n_rounds].")
+    y = kind.check_y(y, X.shape[0])
+    cps = _checkpoint_array(checkpoints, n_rounds)
+    kind.check_schedule()
 
     rng_order, rng_feedback, ss_learner = simulation_streams(seed)
-    if hasattr(learner, "W_") and learner.W_.shape[1] != X.shape[1]:
-        raise ValueError(
-            f"X of simulate has {X.shape[1]} features, but the learner was fitted with {learner.W_.shape[1]}."
-        )
+    fitted = kind.fitted_features()
+    if fitted is not None and fitted != X.shape[1]:
+        raise ValueError(f"X of simulate has {X.shape[1]} features, but the learner was fitted with {fitted}.")
     learner._init_state(X.shape[1], ss_learner)
     k_learner = learner.draws_per_round
-    k_feedback = feedback.draws_per_round(learner.n_classes)
-
-    # JIT warm-up on zero rounds (compiles for these argument types; changes nothing)
-    empty = np.zeros(0, dtype=np.int64)
-    extra_names = tuple(getattr(learner, "extra_metrics", ()))
-
-    def extras_for(a: int, b: int) -> dict:
-        return {"extras": {name: extras[name][a:b] for name in extra_names}} if extra_names else {}
-
-    extras = {name: np.empty(0) for name in extra_names}
     t_rows = time.perf_counter()
-    X = simulation_rows(X, n_rounds)  # a mostly-zero dense X is read as CSR (same values, same order: same bits)
+    X = kind.rows(X)  # the kernel's view of X (classifiers: a mostly-zero dense X is read as CSR, same bits)
     t_rows = time.perf_counter() - t_rows
-    learner._simulate_chunk(X, y, empty, np.zeros(0), feedback, np.zeros(0), np.zeros(0, np.int8),
-                            **extras_for(0, 0))
+    kind.warm_up(X, y)  # JIT compilation on zero rounds (changes nothing)
 
     order = RoundOrder(X.shape[0], rng_order, shuffle)
-    mistakes = np.empty(n_rounds, dtype=np.int8)
-    extras = {name: np.empty(n_rounds, dtype=np.float64) for name in extra_names}
     rng_learner = getattr(learner, "rng_", None)
     start = time.perf_counter()
     done = 0
@@ -254,36 +236,22 @@ def simulate(
         k = min(CHUNK_ROUNDS, n_rounds - done)
         rows = order.take(k)
         u_learner = rng_learner.random(k * k_learner) if k_learner else np.zeros(0)
-        u_feedback = rng_feedback.random(k * k_feedback) if k_feedback else np.zeros(0)
-        learner._simulate_chunk(X, y, rows, u_learner, feedback, u_feedback, mistakes[done:done + k],
-                                **extras_for(done, done + k))
+        kind.run_chunk(X, y, rows, u_learner, rng_feedback, done, k)
         done += k
         if progress is not None:
             progress(done)
     wall = time.perf_counter() - start + t_rows
-
-    cum = np.cumsum(mistakes, dtype=np.int64)
-    total = int(cum[-1])
-    metrics = {}
-    for name, values in extras.items():  # per-round metrics a learner reports (e.g. set misses)
-        c = np.cumsum(values)
-        metrics[f"{name}_rate"] = float(c[-1] / n_rounds)
-        metrics[f"{name}_curve"] = c[cps - 1] / cps
     return Trace(
         learner=repr(learner),
         feedback=repr(feedback),
         n_rounds=int(n_rounds),
         seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
-        mistakes=total,
-        error_rate=total / n_rounds,
         checkpoints=cps,
-        curve=cum[cps - 1] / cps,
         wall_time=wall,
-        metrics=metrics,
+        **kind.results(cps, n_rounds),
     )
 
 
-# --------------------------------------------------------------------------- regression
 def _checkpoint_array(checkpoints, n_rounds: int) -> np.ndarray:
     if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
         check_param("checkpoints", int(checkpoints), Integer(1), "simulate")
@@ -294,8 +262,68 @@ def _checkpoint_array(checkpoints, n_rounds: int) -> np.ndarray:
     return cps
 
 
-def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, progress, shuffle=True) -> Trace:
-    """``simulate`` for regression learners (feedback kind "target") under ``GaussianNoise``.
+class _LabelRounds:
+    """Classifiers (feedback kinds 'label', 'bandit', 'set'): ``learner._simulate_chunk``.
+
+    A chunk of k rounds takes ``k * feedback.draws_per_round(K)`` uniforms from the feedback
+    stream; the kernel writes 0/1 mistakes of the greedy prediction against the TRUE label
+    (and any per-round ``learner.extra_metrics``, e.g. set misses).
+    """
+
+    def __init__(self, learner, feedback):
+        if feedback.kind != learner.feedback_kind:
+            raise TypeError(
+                f"{type(learner).__name__} learns from {learner.feedback_kind!r} feedback, but "
+                f"{feedback!r} gives {feedback.kind!r} feedback."
+            )
+        self.learner, self.feedback = learner, feedback
+        self.extra_names = tuple(getattr(learner, "extra_metrics", ()))
+
+    def allocate(self, n_rounds: int) -> None:
+        check_memory(n_rounds * (1 + 8 * len(self.extra_names)), f"n_rounds={n_rounds} (the per-round record)")
+        self.mistakes = np.empty(n_rounds, dtype=np.int8)
+        self.extras = {name: np.empty(n_rounds, dtype=np.float64) for name in self.extra_names}
+
+    def check_y(self, y, n_samples):
+        return check_labels(y, self.learner.n_classes, n_samples=n_samples)
+
+    def check_schedule(self) -> None:
+        pass
+
+    def fitted_features(self):
+        return self.learner.W_.shape[1] if hasattr(self.learner, "W_") else None
+
+    def _extras_for(self, extras, a: int, b: int) -> dict:
+        return {"extras": {name: extras[name][a:b] for name in self.extra_names}} if self.extra_names else {}
+
+    def rows(self, X):
+        return simulation_rows(X, self.mistakes.shape[0])
+
+    def warm_up(self, X, y) -> None:
+        empty = {name: np.empty(0) for name in self.extra_names}
+        self.learner._simulate_chunk(X, y, np.zeros(0, dtype=np.int64), np.zeros(0),
+                                     self.feedback, np.zeros(0), np.zeros(0, np.int8),
+                                     **self._extras_for(empty, 0, 0))
+
+    def run_chunk(self, X, y, rows, u_learner, rng_feedback, done: int, k: int) -> None:
+        k_feedback = self.feedback.draws_per_round(self.learner.n_classes)
+        u_feedback = rng_feedback.random(k * k_feedback) if k_feedback else np.zeros(0)
+        self.learner._simulate_chunk(X, y, rows, u_learner, self.feedback, u_feedback,
+                                     self.mistakes[done:done + k], **self._extras_for(self.extras, done, done + k))
+
+    def results(self, cps, n_rounds) -> dict:
+        cum = np.cumsum(self.mistakes, dtype=np.int64)
+        total = int(cum[-1])
+        metrics = {}
+        for name, values in self.extras.items():  # per-round metrics a learner reports (e.g. set misses)
+            c = np.cumsum(values)
+            metrics[f"{name}_rate"] = float(c[-1] / n_rounds)
+            metrics[f"{name}_curve"] = c[cps - 1] / cps
+        return {"mistakes": total, "error_rate": total / n_rounds, "curve": cum[cps - 1] / cps, "metrics": metrics}
+
+
+class _TargetRounds:
+    """Regression learners (feedback kind "target") under ``GaussianNoise``: ``learner._simulate_targets``.
 
     Round t (0-based, global in this simulation) uses the row ``order[t]``, the variance
     v_t = ``feedback.variance_at(t)`` and exactly ``learner.labels_per_round`` (k) standard
@@ -305,78 +333,55 @@ def _simulate_targets(learner, X, y, feedback, n_rounds, seed, checkpoints, prog
     reproduces the plain-Python loop (predict; ``feedback.respond(y, rng=..., rounds=[t],
     n_samples=k)``; ``learn(x, labels, variance=v_t, y_clean=y)``) bit for bit.
     """
-    from .feedback import GaussianNoise
-    from .learners.regression._base import check_targets
 
-    if not isinstance(feedback, FeedbackChannel):
-        raise TypeError(f"feedback must be a noisyfeedback.feedback channel; got {type(feedback).__name__}.")
-    if feedback.kind != learner.feedback_kind or not isinstance(feedback, GaussianNoise):
-        raise TypeError(
-            f"{type(learner).__name__} learns from noisy real-valued targets ('target' feedback, "
-            f"GaussianNoise), but {feedback!r} gives {feedback.kind!r} feedback."
-        )
-    check_param("n_rounds", n_rounds, Integer(1), "simulate")
-    check_param("seed", seed, AnySeed(), "simulate")
-    check_param("shuffle", shuffle, Options((True, False)), "simulate")
-    learner._validate_params()
-    X = check_X(X, owner="simulate")
-    if X.shape[0] == 0:
-        raise ValueError("X of simulate has no rows.")
-    y = check_targets(y, n_samples=X.shape[0])
-    cps = _checkpoint_array(checkpoints, n_rounds)
-    feedback.variance_at(np.array([0, n_rounds - 1]))  # fails early if the schedule is too short
+    def __init__(self, learner, feedback):
+        from .feedback import GaussianNoise
 
-    rng_order, rng_feedback, ss_learner = simulation_streams(seed)
-    if hasattr(learner, "w_") and learner.w_.shape[0] != X.shape[1]:
-        raise ValueError(
-            f"X of simulate has {X.shape[1]} features, but the learner was fitted with {learner.w_.shape[0]}."
-        )
-    learner._init_state(X.shape[1], ss_learner)
-    k_learner = learner.draws_per_round
-    k_labels = learner.labels_per_round
-    rng_learner = getattr(learner, "rng_", None)
+        if feedback.kind != learner.feedback_kind or not isinstance(feedback, GaussianNoise):
+            raise TypeError(
+                f"{type(learner).__name__} learns from noisy real-valued targets ('target' feedback, "
+                f"GaussianNoise), but {feedback!r} gives {feedback.kind!r} feedback."
+            )
+        self.learner, self.feedback = learner, feedback
 
-    # JIT warm-up on zero rounds (compiles for these argument types; changes nothing)
-    empty_f = np.zeros(0)
-    learner._simulate_targets(X, y, np.zeros(0, np.int64), empty_f, empty_f, empty_f, empty_f,
-                              np.zeros(0, np.int64))
+    def allocate(self, n_rounds: int) -> None:
+        check_memory(n_rounds * 16, f"n_rounds={n_rounds} (the per-round record)")
+        self.n_rounds = n_rounds
+        self.sqerr = np.empty(n_rounds, dtype=np.float64)
+        self.n_labels = np.empty(n_rounds, dtype=np.int64)
 
-    order = RoundOrder(X.shape[0], rng_order, shuffle)
-    sqerr = np.empty(n_rounds, dtype=np.float64)
-    n_labels = np.empty(n_rounds, dtype=np.int64)
-    start = time.perf_counter()
-    done = 0
-    while done < n_rounds:
-        k = min(CHUNK_ROUNDS, n_rounds - done)
-        rows = order.take(k)
-        variances = np.ascontiguousarray(feedback.variance_at(np.arange(done, done + k)), dtype=np.float64)
-        u_learner = rng_learner.random(k * k_learner) if k_learner else np.zeros(0)
-        normals = rng_feedback.standard_normal(k * k_labels)
-        learner._simulate_targets(X, y, rows, u_learner, variances, normals, sqerr[done:done + k],
-                                  n_labels[done:done + k])
-        done += k
-        if progress is not None:
-            progress(done)
-    wall = time.perf_counter() - start
+    def check_y(self, y, n_samples):
+        from .learners.regression._base import check_targets
 
-    cum = np.cumsum(sqerr)
-    mse = float(cum[-1] / n_rounds)
-    cum_labels = np.cumsum(n_labels)
-    metrics = {
-        "labels_rate": float(cum_labels[-1] / n_rounds),
-        "labels_curve": cum_labels[cps - 1] / cps,
-        "labels_total": int(cum_labels[-1]),
-    }
-    return Trace(
-        learner=repr(learner),
-        feedback=repr(feedback),
-        n_rounds=int(n_rounds),
-        seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
-        mistakes=0,
-        error_rate=mse,
-        checkpoints=cps,
-        curve=cum[cps - 1] / cps,
-        wall_time=wall,
-        metrics=metrics,
-        mse=mse,
-    )
+        return check_targets(y, n_samples=n_samples)
+
+    def check_schedule(self) -> None:
+        self.feedback.variance_at(np.array([0, self.n_rounds - 1]))  # fails early if the schedule is too short
+
+    def fitted_features(self):
+        return self.learner.w_.shape[0] if hasattr(self.learner, "w_") else None
+
+    def rows(self, X):
+        return X
+
+    def warm_up(self, X, y) -> None:
+        empty_f = np.zeros(0)
+        self.learner._simulate_targets(X, y, np.zeros(0, np.int64), empty_f, empty_f, empty_f, empty_f,
+                                       np.zeros(0, np.int64))
+
+    def run_chunk(self, X, y, rows, u_learner, rng_feedback, done: int, k: int) -> None:
+        variances = np.ascontiguousarray(self.feedback.variance_at(np.arange(done, done + k)), dtype=np.float64)
+        normals = rng_feedback.standard_normal(k * self.learner.labels_per_round)
+        self.learner._simulate_targets(X, y, rows, u_learner, variances, normals, self.sqerr[done:done + k],
+                                       self.n_labels[done:done + k])
+
+    def results(self, cps, n_rounds) -> dict:
+        cum = np.cumsum(self.sqerr)
+        mse = float(cum[-1] / n_rounds)
+        cum_labels = np.cumsum(self.n_labels)
+        metrics = {
+            "labels_rate": float(cum_labels[-1] / n_rounds),
+            "labels_curve": cum_labels[cps - 1] / cps,
+            "labels_total": int(cum_labels[-1]),
+        }
+        return {"mistakes": 0, "error_rate": mse, "curve": cum[cps - 1] / cps, "metrics": metrics, "mse": mse}

@@ -6,7 +6,7 @@ scipy.sparse CSR for LIBSVM data), y int64 class labels 0..K-1.
 - :func:`load` — any data set by name or file path (the entry point; see its docstring
   for splits, ``normalize`` and data directories), :func:`catalog` — what is known and
   what is available, :func:`data_dirs` / :func:`locate` — where files are looked for.
-- generators (SPEC §5): :func:`synsep`, :func:`synnonsep`; regression (Moroshko & Crammer):
+- generators: :func:`synsep`, :func:`synnonsep`; regression (Moroshko & Crammer):
   :func:`ors_synthetic`, :func:`channel_equalization`, :func:`speech_substitute` (float targets).
 - bundled with scikit-learn: :func:`iris`, :func:`digits`, :func:`wine`, :func:`breast_cancer`.
 - file loaders: :func:`load_idx` (MNIST/Fashion-MNIST, pixels / 255), :func:`read_idx`,
@@ -35,6 +35,8 @@ from .loaders import (
 )
 from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy
+from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
+from .open_bandit import OpenBanditLog, bts_action_distribution, load_open_bandit, read_prior_bts
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -63,4 +65,13 @@ __all__ = [
     "channel_equalization",
     "speech_substitute",
     "uma_toy",
+    "load_open_bandit",
+    "OpenBanditLog",
+    "read_prior_bts",
+    "bts_action_distribution",
+    "BanditLog",
+    "read_vw_cb",
+    "write_vw_cb",
+    "read_log",
+    "write_log",
 ]

@@ -1,10 +1,10 @@
-"""Seeded synthetic data generators (SPEC §5)."""
+"""Seeded synthetic data generators."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import AnySeed, Integer, check_param
+from .._validation import AnySeed, Integer, check_param, check_memory
 from ..base import make_rng
 from ._common import _normalize_inplace
 
@@ -59,6 +59,7 @@ def synnonsep(n_samples: int = 100_000, seed: int | None = 0, normalize: bool = 
 
 def _generate(n_samples, seed, normalize, noise_fraction, name):
     check_param("n_samples", n_samples, Integer(1), name)
+    check_memory(8.0 * n_samples * (_N_FEATURES + 1), f"{name} with n_samples={n_samples}")
     check_param("seed", seed, AnySeed(), name)
     rng = make_rng(seed)
     keywords = _keyword_sets(rng, _N_CLASSES)

@@ -66,17 +66,76 @@ def _read_bytes(path: PathLike) -> bytes:
     return raw
 
 
-def _open_text(path: PathLike) -> io.TextIOBase:
-    """Open a text file for reading, transparently decompressing .gz/.bz2/.xz content."""
+def _open_text(path: PathLike) -> "_Text":
+    """Open a text file for reading, transparently decompressing .gz/.bz2/.xz content; a truncated
+    or corrupt archive or text that is not UTF-8 raises a ValueError naming the file and line."""
     with open(path, "rb") as fh:
         head = fh.read(6)
     if head[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    if head[:3] == b"BZh":
-        return bz2.open(path, "rt", encoding="utf-8", newline="")
-    if head[:6] == b"\xfd7zXZ\x00":
-        return lzma.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        fh = gzip.open(path, "rb")
+    elif head[:3] == b"BZh":
+        fh = bz2.open(path, "rb")
+    elif head[:6] == b"\xfd7zXZ\x00":
+        fh = lzma.open(path, "rb")
+    else:
+        fh = open(path, "rb")
+    return _Text(fh, display(path))
+
+
+#: what reading a damaged compressed or non-UTF-8 text file raises
+_READ_ERRORS = (UnicodeDecodeError, EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+class _Text:
+    """A UTF-8 text file read line by line from a binary stream (lines end at b"\\n", ends kept), whose
+    read errors (not UTF-8, a truncated or corrupt archive) become one ValueError naming the file
+    and the line."""
+
+    def __init__(self, fh, name: str):
+        self._fh, self._name, self._line = fh, name, 0
+
+    def _fail(self, exc: Exception):
+        if isinstance(exc, UnicodeDecodeError):
+            why = "is not UTF-8 text"
+        elif isinstance(exc, EOFError) or "end-of-stream" in str(exc) or "truncated" in str(exc).lower():
+            why = "is truncated (the compressed stream ends early)"
+        else:
+            why = f"cannot be read ({exc})"
+        raise ValueError(f"{self._name}, line {self._line + 1}: the file {why}.") from None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        try:
+            line = next(self._fh).decode("utf-8")
+        except _READ_ERRORS as exc:
+            self._fail(exc)
+        self._line += 1
+        return line
+
+    def read(self, *args) -> str:
+        try:
+            return self._fh.read(*args).decode("utf-8")
+        except _READ_ERRORS as exc:
+            self._fail(exc)
+
+    def readline(self, *args) -> str:
+        try:
+            line = self._fh.readline(*args).decode("utf-8")
+        except _READ_ERRORS as exc:
+            self._fail(exc)
+        self._line += 1
+        return line
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._fh.close()
 
 
 def _check_file(path: PathLike) -> Path:
@@ -286,6 +345,8 @@ def load_letter(path: PathLike, split: str = "train") -> tuple[np.ndarray, np.nd
                     f"{name}, line {lineno}, field {col + 1}: {fields[col].strip()!r} is not an integer."
                 ) from None
             labels.append(ord(label) - ord("A"))
+    if not rows:
+        raise ValueError(f"{name}: the file holds no data.")
     X = np.array(rows, dtype=np.float64).reshape(-1, 16)
     y = np.array(labels, dtype=np.int64)
     if split == "train":
@@ -347,6 +408,8 @@ def load_libsvm(
     X.indices = X.indices.astype(np.int64)
     X.indptr = X.indptr.astype(np.int64)
     y_raw = np.concatenate(ys) if len(ys) > 1 else ys[0]
+    if X.shape[0] == 0:
+        raise ValueError(f"{names}: the file holds no data.")
     if not np.isfinite(X.data).all():
         pos = int(np.flatnonzero(~np.isfinite(X.data))[0])
         row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
@@ -468,7 +531,8 @@ def load_csv(
     delimiter: str = ",",
     classes: Sequence[Any] | None = None,
     regression: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
+    return_classes: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Load a CSV file (optionally gzip/bz2/xz compressed): one example a line, one label column.
 
     ``label_column``: an int position (negative counts from the end), a column name
@@ -478,7 +542,9 @@ def load_csv(
     must hold finite numbers; labels may be numbers or strings (mapped as the module
     docstring says).
 
-    Returns ``(X, y)``: X float64 C-contiguous (n, d), y int64 0..K-1.
+    Returns ``(X, y)``: X float64 C-contiguous (n, d), y int64 0..K-1; with
+    ``return_classes=True`` ``(X, y, classes)``, where ``classes[k]`` is the label as written
+    in the file for code k (so ``classes[learner.predict(X)]`` maps predictions back).
     Raises ValueError naming the file and line number of the first bad line (wrong
     field count, non-numeric or missing feature, missing label).
     """
@@ -548,7 +614,24 @@ def load_csv(
             except ValueError:
                 y_raw = y_str
     y = encode_labels(y_raw, name, classes=classes, regression=regression)
+    if return_classes:
+        return np.ascontiguousarray(X), y, label_names(y_raw, y, classes, regression)
     return np.ascontiguousarray(X), y
+
+
+def label_names(y_raw: np.ndarray, y: np.ndarray, classes: Sequence[Any] | None, regression: bool) -> np.ndarray:
+    """The original label of each code 0..K-1 (``classes`` if given; a code never seen names itself)."""
+    if regression:
+        return np.zeros(0)
+    if classes is not None:
+        return np.asarray(list(classes))
+    K = int(y.max()) + 1 if y.size else 0
+    first = np.unique(y, return_index=True)[1]
+    names = np.empty(K, dtype=y_raw.dtype if y_raw.dtype != object else object)
+    if np.issubdtype(names.dtype, np.number):
+        names[:] = np.arange(K)
+    names[y[first]] = y_raw[first]
+    return names
 
 
 def _scan_csv(path: Path, delimiter: str, n_cols: int, lab: int, has_header: bool) -> int:

@@ -1,6 +1,6 @@
 """Dataset names, data directories, ``load`` and ``catalog``.
 
-Data directories are searched in this order (SPEC §5): the ``data_dir`` argument,
+Data directories are searched in this order: the ``data_dir`` argument,
 then every entry of the environment variable ``NOISYFEEDBACK_DATA`` (several may be
 joined with ``os.pathsep``), then ``~/.cache/noisyfeedback``. In each directory D a
 data set's files are looked for in ``D/<name>/`` (e.g. ``D/mnist/``) and then in
@@ -71,7 +71,14 @@ def _idx_files(prefix: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _read_idx_set(located: dict[str, list[Path]], split: str) -> tuple[np.ndarray, np.ndarray]:
-    parts = [loaders.load_idx(*located[s]) for s in (("train", "test") if split == "all" else (split,))]
+    parts = []
+    for s in ("train", "test") if split == "all" else (split,):
+        X, y = loaders.load_idx(*located[s])
+        bad = (y < 0) | (y > 9)
+        if bad.any():  # MNIST and Fashion-MNIST: ten classes
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{located[s][1]}: labels must be 0..9; label {i} is {int(y[i])}.")
+        parts.append((X, y))
     if len(parts) == 1:
         return parts[0]
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -484,7 +491,10 @@ def load(
     loader (e.g. ``n_samples``, ``seed`` for synsep; ``label_column`` for CSV).
 
     Returns ``(X, y)``: X float64 2-D (dense C-contiguous ndarray, or CSR for LIBSVM
-    data), y int64 labels 0..K-1. Raises ValueError for an unknown name (listing the
+    data), y int64 labels 0..K-1 — except ``load("open_bandit", policy="random"|"bts",
+    campaign="all"|"men"|"women", data_dir=...)``, which returns the logged rows as an
+    :class:`~noisyfeedback.datasets.open_bandit.OpenBanditLog` (X, actions, position, reward,
+    propensities). Raises ValueError for an unknown name (listing the
     known ones) and FileNotFoundError naming the missing files, the directories
     searched and how to get the data.
 
@@ -492,6 +502,10 @@ def load(
     >>> X.shape, y.dtype.name, round(float(np.linalg.norm(X[0])), 12)
     ((178, 13), 'int64', 1.0)
     """
+    if isinstance(name, str) and name.strip().lower().replace("-", "_") in ("open_bandit", "obd"):
+        from .open_bandit import load_open_bandit  # logged bandit data, not (X, y): an OpenBanditLog
+
+        return load_open_bandit(data_dir=data_dir, **kwargs)
     check_split(split)
     if isinstance(name, str) and name.strip().lower() in _BY_NAME:
         spec = _BY_NAME[name.strip().lower()]

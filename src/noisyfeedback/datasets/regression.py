@@ -1,4 +1,4 @@
-"""Seeded regression data of Moroshko & Crammer (SPEC §5): the synthetic linear task, channel
+"""Seeded regression data of Moroshko & Crammer: the synthetic linear task, channel
 equalization, and a public-domain substitute for the paper's speech-dereverberation recording.
 
 Every function returns ``(X, y)``: X float64 (n_samples, d) C-contiguous, y float64 (n_samples,)

@@ -1,4 +1,4 @@
-"""Teacher assignments and evil teachers (Dekel & Shamir 2009 experiments; SPEC §5).
+"""Teacher assignments and evil teachers (Dekel & Shamir 2009 experiments).
 
 - :func:`random_teachers` — rows split at random into equally sized teachers (Sec. 5).
 - :func:`topic_teachers` — one teacher per topic: a fine-grained label (the paper's

@@ -1,4 +1,4 @@
-"""The UMA toy problem (Louche & Ralaivola 2015, Section 4.1; SPEC §5).
+"""The UMA toy problem (Louche & Ralaivola 2015, Section 4.1).
 
 Points uniform on the unit sphere of R^d, K random unit prototypes w_k (also
 uniform on the sphere), class = argmax_k ⟨w_k, x⟩, and a margin γ enforced by

@@ -31,7 +31,8 @@ from .plan import Plan, build_plan, describe_plan
 from .recipes import RecipeError, recipe_names, register_recipe, reproduce
 from .runner import new_progress, run_config, run_experiment, validate_config
 from .store import read_results
-from .tasks import register_task_kind, run_task
+from .engine import Engine, make_task, register_task_kind, run_tasks, task_kind
+from .tasks import run_task
 
 __all__ = [
     "run_config",
@@ -52,6 +53,10 @@ __all__ = [
     "ConfigError",
     "new_progress",
     "register_task_kind",
+    "task_kind",
+    "make_task",
+    "run_tasks",
+    "Engine",
     "run_task",
     "figures",
 ]

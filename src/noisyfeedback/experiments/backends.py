@@ -97,6 +97,42 @@ class JoblibBackend(Backend):
         return f"{effective_n_jobs(self.n_jobs)} local processes (joblib/loky)"
 
 
+def probe_scheduler(address: str, timeout: float = 3.0) -> None:
+    """Raise OSError (one line) unless a ``tcp://host:port`` scheduler answers within ``timeout``
+    seconds: the TCP connection opens and the peer starts a Dask handshake (its first message's
+    8-byte length is plausible); other address forms are left to dask."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if not address.startswith("tcp://"):
+        return
+    try:
+        parts = urlsplit(address)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise OSError(f"invalid Dask scheduler address {address!r}: {exc}.") from None
+    if not host or not port:
+        raise OSError(f"invalid Dask scheduler address {address!r}; expected tcp://HOST:PORT.")
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        raise OSError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s "
+                      f"({exc.strerror or exc}).") from None
+    try:
+        head = b""
+        while len(head) < 8:
+            chunk = sock.recv(8 - len(head))
+            if not chunk:
+                break
+            head += chunk
+    except OSError:
+        head = b""
+    finally:
+        sock.close()
+    if len(head) < 8 or not 0 < int.from_bytes(head, "little") < 1 << 26:
+        raise OSError(f"{address} does not answer as a Dask scheduler (no handshake within {timeout:g} s).")
+
+
 class DaskBackend(Backend):
     """An existing Dask distributed cluster (scheduler address or Client)."""
 
@@ -116,9 +152,10 @@ class DaskBackend(Backend):
             if not isinstance(address, str):
                 raise TypeError(f"scheduler must be an address such as 'tcp://host:8786', a Cluster or a "
                                 f"distributed.Client; got {type(scheduler).__name__}.")
+            probe_scheduler(address)  # one line within seconds, not a 30 s hang and a traceback
             try:
                 self.client = Client(address, set_as_default=False, timeout="30s")
-            except OSError as exc:
+            except (OSError, MemoryError) as exc:
                 raise OSError(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
             self._own = True
 

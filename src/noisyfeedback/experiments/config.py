@@ -66,6 +66,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from .._io import json_default as _json_default  # the package's one JSON encoder
+
 __all__ = [
     "ConfigError",
     "ExperimentConfig",
@@ -138,6 +140,23 @@ def _int_ge(low: int, optional: bool = False):
         return _as_int(v, what, low)
 
     return Annotated[Any if optional else int, BeforeValidator(validate)]
+
+
+def _rounds_that_fit():
+    """n_rounds: an int >= 1 whose per-round record (9 bytes a round) fits in this machine's memory."""
+
+    def validate(v: Any) -> Any:
+        from .._validation import format_bytes, memory_limit
+
+        v = _as_int(v, "an int >= 1", 1)
+        limit = memory_limit()
+        if 9 * v > limit:
+            raise PydanticCustomError("int_range", "{got} rounds would need {need} of memory for the per-round "
+                                      "record; this machine has {have}",
+                                      {"got": v, "need": format_bytes(9 * v), "have": format_bytes(limit)})
+        return v
+
+    return Annotated[int, BeforeValidator(validate)]
 
 
 def _axis(check, what: str, optional: bool = False):
@@ -356,7 +375,7 @@ class ExperimentConfig(_Model):
 
     name: str | None = None
     description: str = ""
-    n_rounds: _int_ge(1)
+    n_rounds: _rounds_that_fit()
     checkpoints: Checkpoints = 100
     seeds: Seeds = Field(default_factory=lambda: [0])
     data_dir: str | None = None
@@ -456,16 +475,6 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
 def canonical_json(obj: Any) -> str:
     """Deterministic JSON (sorted keys, no spaces): the basis of every hash here."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, default=_json_default)
-
-
-def _json_default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def stable_hash(obj: Any, n: int = 16) -> str:

@@ -43,11 +43,7 @@ __all__ = [
     "resolve_learner",
     "resolve_channel",
     "make_channel",
-    "TASK_KINDS",
 ]
-
-#: task kinds the runner knows (filled by noisyfeedback.experiments.tasks.register_task_kind)
-TASK_KINDS: dict[str, Callable[..., dict]] = {}
 
 _REF = re.compile(r"^\$channel\.([A-Za-z_]\w*)$")
 _PARAM_IN_MSG = re.compile(r"The '(\w+)' parameter")
@@ -59,15 +55,10 @@ def _key(name: str) -> str:
 
 # ------------------------------------------------------------- learners
 def learner_classes() -> dict[str, type]:
-    """Every learner class exported by ``noisyfeedback`` (``nf.__all__``), by lower-case name."""
-    import noisyfeedback as nf
+    """Every learner class of :mod:`noisyfeedback.registry`, by lookup key (lower case, no '-', '_')."""
+    from .. import registry
 
-    out: dict[str, type] = {}
-    for name in getattr(nf, "__all__", []):
-        obj = getattr(nf, name, None)
-        if isinstance(obj, type) and issubclass(obj, nf.Learner) and obj is not nf.Learner:
-            out[_key(name)] = obj
-    return out
+    return {registry.key(name): cls for name, cls in registry.learner_classes().items()}
 
 
 def resolve_learner(name: str) -> type:
@@ -78,6 +69,13 @@ def resolve_learner(name: str) -> type:
         allowed = ", ".join(c.__name__ for c in classes.values())
         raise ValueError(f"unknown learner {name!r}; allowed: {allowed}")
     return cls
+
+
+def _sweep_kinds() -> list[str]:
+    """The task kinds a config's learners may name (those that run on a loaded data set)."""
+    from .engine import KINDS  # the built-in kinds are registered by .tasks, imported with the package
+
+    return [k for k, v in KINDS.items() if v.data]
 
 
 def is_online(cls: type) -> bool:
@@ -451,6 +449,8 @@ def _path_like(name: str) -> bool:
 
 
 def _expand_datasets(cfg: ExperimentConfig, base_dir: Path, data_dir: str | None, errors: _Errors):
+    """Every data set instance of the config, each checked (long: one check per option, every error kept
+    with its key path rather than raised, so a config reports all its problems at once)."""
     catalog = _catalog()
     out: list[DatasetInstance] = []
     for i, spec in enumerate(cfg.datasets):
@@ -632,10 +632,10 @@ def _expand_learners(cfg: ExperimentConfig, errors: _Errors, selected_names: lis
         if kind == "online" and not is_online(cls):
             errors.add(loc + ("kind",), f"{cls.__name__} is not an online learner (nf.simulate cannot run it); "
                                         "allowed: 'batch'")
-        elif kind not in TASK_KINDS:
+        elif kind not in _sweep_kinds():
             how = "its kind" if spec.kind is None else "kind"
             errors.add(loc + ("kind",), f"{cls.__name__}: {how} {kind!r} is not supported by the runner yet; "
-                                        f"allowed kinds: {', '.join(sorted(TASK_KINDS))}")
+                                        f"allowed kinds: {', '.join(sorted(_sweep_kinds()))}")
         allowed = _learner_param_names(cls)
         ok = True
         for name in spec.params:
@@ -743,7 +743,10 @@ def _allowed_metrics(classes) -> list[str]:
 # ---------------------------------------------------------------------- plan
 def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
                data_dir: str | os.PathLike | None = None) -> Plan:
-    """Resolve, expand and check a config; raise :class:`ConfigError` listing every problem with its key path."""
+    """Resolve, expand and check a config; raise :class:`ConfigError` listing every problem with its key path.
+
+    Long on purpose: the checks run in one pass so that every problem of a config is collected and
+    reported together, each with its key path."""
     from . import tasks  # noqa: F401  (registers the task kinds)
 
     base_dir = Path(base_dir) if base_dir is not None else Path.cwd()

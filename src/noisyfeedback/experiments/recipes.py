@@ -2,7 +2,8 @@
 
 A recipe is a function ``recipe(quick, data_dir, out_dir, jobs, progress) -> Path``
 (the report's ``index.html``), registered under a name. Put a paper's recipe in
-``noisyfeedback/experiments/papers/<paper>.py``: every module there is imported
+``noisyfeedback/experiments/papers/<paper>/`` (a package: plans, task kinds, claims, report sections;
+see :class:`Paper`): every module there is imported
 when recipes are listed or run. ::
 
     from noisyfeedback.experiments import register_recipe, run_experiment, read_results
@@ -22,13 +23,26 @@ is self-contained and a rerun resumes); ``jobs``: worker processes;
 ``progress``: True/False or a rich Progress to add bars to.
 
 :func:`claims_table` puts every number a paper states next to ours.
+A paper's recipe only *declares* (:class:`Paper`, registered with
+:func:`register_paper`; one folder per paper under ``papers/``): its plans
+(quick and full), its task kinds (pure functions, :func:`.engine.task_kind`),
+what to run (``run(engine, plan, data_dir) -> results``: tasks handed to the
+engine, part by part), its claims (``claims(results, ctx) -> [Claim]``, the
+thresholds beside them) and its report sections (``sections(results, claims,
+ctx)``). :func:`run_paper` does the rest once for every paper: the engine (the
+results store in ``<report>/results``, resume, backends, progress), the
+"N of M claims hold" line with the links to the index and to the paper, the
+report, and ``claims.json`` for the index.
+
 ``reproduce("all", ...)`` runs every recipe into ``out/<name>/`` and writes
 ``out/index.html`` and ``out/index.md`` linking each report.
 """
 
 from __future__ import annotations
 
+import contextvars
 import html
+import json
 import os
 import time
 import traceback
@@ -42,7 +56,7 @@ import pandas as pd
 from .store import atomic_write_bytes
 
 __all__ = ["register_recipe", "reproduce", "recipe_names", "RECIPES", "Recipe", "RecipeError", "Claim",
-           "claims_table"]
+           "claims_table", "Paper", "Context", "register_paper", "run_paper", "claims_summary", "availability_note"]
 
 
 class RecipeError(RuntimeError):
@@ -56,6 +70,9 @@ class Recipe:
     title: str
     description: str = ""
 
+
+#: True while ``reproduce("all")`` runs a recipe (its report then links to ``../index.html``)
+_IN_ALL: contextvars.ContextVar[bool] = contextvars.ContextVar("noisyfeedback_reproduce_all", default=False)
 
 #: name -> Recipe, in registration order
 RECIPES: dict[str, Recipe] = {}
@@ -95,7 +112,7 @@ def _load_builtin() -> None:
 
 
 #: extra modules imported by :func:`recipe_names` / :func:`reproduce` to register their recipes
-BUILTIN_RECIPE_MODULES: list[str] = []
+BUILTIN_RECIPE_MODULES: list[str] = ["noisyfeedback.ope.replication"]
 
 
 def reproduce(
@@ -125,11 +142,14 @@ def reproduce(
     entries = []
     for name, recipe in RECIPES.items():
         t0 = time.perf_counter()
+        token = _IN_ALL.set(True)
         try:
             path = _run_one(recipe, quick, ddir, out_dir / name, jobs, progress)
             entries.append((recipe, path, None, time.perf_counter() - t0))
         except Exception as exc:  # keep going: the index reports it
             entries.append((recipe, None, exc, time.perf_counter() - t0))
+        finally:
+            _IN_ALL.reset(token)
     index = _write_index(out_dir, entries, quick)
     failed = [(r.name, e) for r, _, e, _ in entries if e is not None]
     if failed:
@@ -148,21 +168,38 @@ def _run_one(recipe: Recipe, quick, data_dir, out_dir: Path, jobs, progress) -> 
     return path
 
 
+QUICK_NOTE = ("Quick mode checks the pipeline (bundled or generated data, few rounds and seeds), not the "
+              "papers' results: its claims are judged on runs far smaller than the papers'. Run without "
+              "--quick for the reproductions.")
+
+
+def _claims_text(path: Path) -> str:
+    """"N of M claims hold (…)" from the report's ``claims.json``, or "" where it has none."""
+    try:
+        info = json.loads((Path(path).parent / "claims.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return info.get("summary", "")
+
+
 def _write_index(out_dir: Path, entries, quick: bool) -> Path:
     from .. import __version__
 
     title = "noisyfeedback: reproductions" + (" (quick)" if quick else "")
-    md = [f"# {title}", ""]
+    md = [f"# {title}", ""] + ([QUICK_NOTE, ""] if quick else [])
     items = []
     for recipe, path, exc, secs in entries:
         if path is not None:
             rel = os.path.relpath(path, out_dir).replace(os.sep, "/")
             md_rel = rel[:-len(".html")] + ".md" if rel.endswith(".html") else rel
+            claims = _claims_text(path)
             md.append(f"- [{recipe.title}]({md_rel}) — `{recipe.name}`, {secs:.1f} s"
-                      + (f". {recipe.description}" if recipe.description else ""))
+                      + (f". {recipe.description}" if recipe.description else "")
+                      + (f" **{claims}**" if claims else ""))
             items.append(f'<li><a href="{html.escape(rel)}">{html.escape(recipe.title)}</a> — '
                          f"<code>{html.escape(recipe.name)}</code>, {secs:.1f} s"
-                         + (f". {html.escape(recipe.description)}" if recipe.description else "") + "</li>")
+                         + (f". {html.escape(recipe.description)}" if recipe.description else "")
+                         + (f' <strong class="claims">{html.escape(claims)}</strong>' if claims else "") + "</li>")
         else:
             err = f"{type(exc).__name__}: {exc}"
             md.append(f"- {recipe.title} — `{recipe.name}`: **failed** ({err})")
@@ -174,7 +211,9 @@ def _write_index(out_dir: Path, entries, quick: bool) -> Path:
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n<style>body{{font-family:system-ui,sans-serif;max-width:60rem;"
             "margin:2rem auto;padding:0 1rem;line-height:1.5}pre{font-size:.8em;overflow:auto}</style>\n"
-            f"</head>\n<body>\n<h1>{html.escape(title)}</h1>\n<ul>\n" + "\n".join(items)
+            f"</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
+            + (f'<p class="quick-note">{html.escape(QUICK_NOTE)}</p>\n' if quick else "")
+            + "<ul>\n" + "\n".join(items)
             + f"\n</ul>\n<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n")
     atomic_write_bytes(out_dir / "index.md", "\n".join(md).encode("utf-8"))
     return atomic_write_bytes(out_dir / "index.html", page.encode("utf-8"))
@@ -208,6 +247,93 @@ def claims_table(claims: list[Claim]) -> pd.DataFrame:
         "claim": c.what, "paper": _fmt(c.paper), "ours": _fmt(c.ours),
         "reproduced": {True: "yes", False: "**no**", None: "—"}[c.holds], "note": c.note,
     } for c in claims], columns=["claim", "paper", "ours", "reproduced", "note"])
+
+
+def availability_note(missing: list[str], what: str = "data") -> str:
+    """The one sentence every report uses for data that could not be had here ("" when nothing is missing)."""
+    if not missing:
+        return ""
+    return (f"**Not available here** ({what}): " + "; ".join(missing)
+            + ". Those parts are skipped; pass --data-dir with the files to run them.")
+
+
+def claims_summary(claims: list[Claim]) -> dict[str, Any]:
+    """How many claims hold, fail and are not judged, and the "N of M claims hold" sentence."""
+    n = len(claims)
+    hold = sum(c.holds is True for c in claims)
+    fail = sum(c.holds is False for c in claims)
+    open_ = n - hold - fail
+    text = f"{hold} of {n} claims hold" + (f" ({open_} not judged)" if open_ else "")
+    return {"n_claims": n, "n_hold": hold, "n_fail": fail, "n_not_judged": open_, "summary": text}
+
+
+# ------------------------------------------------------------------ papers
+@dataclass
+class Context:
+    """What a paper's claims and sections get besides the results."""
+
+    quick: bool
+    plan: dict
+    out_dir: Path
+    data_dir: str | None
+    jobs: int
+    seconds: float  #: wall time of this invocation's run (earlier invocations' tasks reused)
+    resumed: int  #: tasks found already done
+    ran: int  #: tasks run by this invocation
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper's recipe, declared (see the module docstring)."""
+
+    name: str
+    title: str
+    url: str
+    plan: Callable[[bool, str | None], dict]  #: (quick, data_dir) -> a fresh copy of the quick or full plan
+    run: Callable[..., Any]  #: (engine, plan, data_dir) -> results (every task through the engine)
+    claims: Callable[[Any, Context], list[Claim]]
+    sections: Callable[[Any, list[Claim], Context], list]
+    intro: str = ""
+    description: str = ""
+
+
+#: name -> Paper, for the recipes declared as papers
+PAPERS: dict[str, Paper] = {}
+
+
+def register_paper(paper: Paper) -> Paper:
+    """Register a declared paper as the recipe ``paper.name``."""
+    PAPERS[paper.name] = paper
+
+    def recipe(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
+        return run_paper(paper, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress)
+
+    register_recipe(paper.name, title=paper.title, description=paper.description)(recipe)
+    return paper
+
+
+def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, progress: Any = True,
+              plan: dict | None = None) -> Path:
+    """Run a declared paper (its plan, or ``plan``) through the engine and write its report."""
+    from ..report import Section, write_report
+    from .engine import Engine
+
+    out_dir = Path(out_dir)
+    plan = paper.plan(quick, data_dir) if plan is None else plan
+    t0 = time.perf_counter()
+    with Engine(out_dir / "results", name=paper.name, jobs=jobs, progress=progress) as eng:
+        results = paper.run(eng, plan, data_dir)
+    ctx = Context(bool(quick), plan, out_dir, data_dir, jobs, time.perf_counter() - t0, eng.resumed, eng.ran)
+    claims = paper.claims(results, ctx)
+    summary = claims_summary(claims)
+    atomic_write_bytes(out_dir / "claims.json", (json.dumps({
+        **summary, "paper": paper.name, "title": paper.title, "url": paper.url, "quick": bool(quick),
+        "claims": [{"claim": c.what, "paper": _fmt(c.paper), "ours": _fmt(c.ours), "holds": c.holds} for c in claims]}, indent=1) + "\n").encode("utf-8"))
+    head = [f"**{summary['summary']}** in this run"
+            + (" (quick mode: it checks the pipeline, not the paper's results)" if quick else "") + ".",
+            ("[All reports](../index.html) · " if _IN_ALL.get() else "") + f"[The paper]({paper.url})."]
+    sections = [Section("Summary", text=head)] + list(paper.sections(results, claims, ctx))
+    return write_report(out_dir, paper.title + (" (quick)" if quick else ""), sections, intro=paper.intro)
 
 
 # --------------------------------------------------------- example recipe
@@ -248,9 +374,9 @@ def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
     b, r = float(mean.get("Banditron", np.nan)), float(mean.get("RCNBF", np.nan))
     claims = claims_table([
         Claim("RCNBF's final online error is below Banditron's under NoisyBandit(0.2, 0.4), each with its "
-              "best γ (SPEC §8: 'RCNBF/RCINE far below Banditron under noise')",
+              "best γ (docs/algorithms.md §8: 'RCNBF/RCINE far below Banditron under noise')",
               "RCNBF < Banditron", f"RCNBF {r:.4f} vs Banditron {b:.4f}", bool(r < b),
-              "expectation from SPEC §8; this example recipe has no paper of its own"),
+              "expectation from docs/algorithms.md §8; this example recipe has no paper of its own"),
     ])
     rel = os.path.relpath(results, out_dir)
     sections = [

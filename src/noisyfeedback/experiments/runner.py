@@ -27,109 +27,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .backends import Backend, make_backend
 from .config import ConfigError, ExperimentConfig, canonical_json, load_config, parse_config
+from .engine import Engine, _Bars, new_progress, run_tasks  # noqa: F401  (_Bars: older imports)
 from .plan import Plan, build_plan, describe_plan, param_text
 from .store import ResultsStore, read_results
-from .tasks import run_task
 
 __all__ = ["run_experiment", "run_config", "validate_config", "read_results", "choose", "new_progress", "ConfigError"]
 
 
-# ---------------------------------------------------------------- progress
-class _Bars:
-    """A rich progress display (tasks done, rate, ETA), or nothing."""
-
-    def __init__(self, progress: Any):
-        self.p = None
-        self.own = False
-        if progress is True:
-            from rich.console import Console
-
-            self.p = _new_progress(Console(stderr=True))
-            self.own = True
-        elif progress not in (False, None):
-            self.p = progress  # a rich.progress.Progress to add our bars to
-
-    def __enter__(self):
-        if self.own:
-            self.p.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self.own:
-            self.p.stop()
-
-    def add(self, description: str, total: int, completed: int):
-        if self.p is None:
-            return None
-        return self.p.add_task(description, total=total, completed=completed)
-
-    def advance(self, bar) -> None:
-        if self.p is not None and bar is not None:
-            self.p.advance(bar)
-
-    def log(self, text: str) -> None:
-        if self.p is not None:
-            from rich.markup import escape
-
-            self.p.console.print(escape(text), highlight=False)
-
-
-def _new_progress(console=None):
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task):
-            speed = task.finished_speed or task.speed
-            return Text("– tasks/s" if not speed else f"{speed:.1f} tasks/s", style="progress.data.speed")
-
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("tasks"),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
-
-
-def new_progress(console=None):
-    """The progress display the runner uses (pass it as ``progress=`` to share one display)."""
-    return _new_progress(console)
-
-
 # ------------------------------------------------------------------ running
-def _run_phase(entries, store: ResultsStore, backend: Backend, bars: _Bars, description: str) -> int:
-    """Run the unfinished tasks of ``entries``; return how many ran."""
-    done = store.finished()
-    todo, seen = [], set()
-    for task, _ in entries:
-        tid = task["task_id"]
-        if tid not in done and tid not in seen:
-            todo.append(task)
-            seen.add(tid)
-    total = len({t["task_id"] for t, _ in entries})
-    if total - len(todo):
-        bars.log(f"{description}: {total - len(todo)} of {total} tasks already done (resuming)")
-    bar = bars.add(description, total=total, completed=total - len(todo))
-    for row in backend.imap_unordered(run_task, todo):
-        store.write_row(row)
-        bars.advance(bar)
-    return len(todo)
+def _run_phase(entries, engine: Engine, part: str) -> int:
+    """Run the unfinished tasks of ``entries`` ((task, annotations) pairs) on the engine."""
+    return engine.run_missing([t for t, _ in entries], part)
 
 
 def choose(plan: Plan, tuning: list[tuple[dict, dict]], store: ResultsStore) -> tuple[dict[str, dict], pd.DataFrame]:
@@ -203,7 +112,9 @@ def run_experiment(
 ) -> Path:
     """Run (or resume) an experiment and return the path of its ``results.parquet``.
 
-    ``config``: a TOML path, a dict with the same structure, or an ExperimentConfig.
+    ``config``: a TOML path, a dict with the same structure, an ExperimentConfig, or a
+    plan that is a plain list of tasks (dicts naming a registered ``kind``; see
+    :mod:`.engine`; the table then holds every task's rows).
     ``out``: the results directory (default: the config's ``output``, relative to
     the config file, else ``./results/<config name>``). ``jobs``: 1 = serial here,
     N > 1 = N local worker processes, -1 = one per core. ``scheduler``: a Dask
@@ -212,6 +123,10 @@ def run_experiment(
     ``rich.progress.Progress`` to add the bars to. ``data_dir`` overrides the
     config's ``data_dir``. The whole config is checked before any task runs.
     """
+    if isinstance(config, (list, tuple)):
+        name = "experiment" if out is None else Path(out).name
+        return run_tasks(list(config), out if out is not None else Path("results") / "experiment", name=name,
+                         jobs=jobs, scheduler=scheduler, progress=progress)
     cfg, base, text, stem = _coerce(config, base_dir)
     plan = build_plan(cfg, base, data_dir)
     if out is None:
@@ -219,20 +134,20 @@ def run_experiment(
             out = base / cfg.output
         else:
             out = Path("results") / (cfg.name or stem or "experiment")
-    store = ResultsStore(out)
-    store.prepare()
-    store.write_json("config.json", cfg.model_dump(mode="json"))
-    if text is not None:
-        store.write_text("config.toml", text)
-    with make_backend(jobs, scheduler) as backend, _Bars(progress) as bars:
-        bars.log(f"{cfg.name or stem or 'experiment'}: {describe_plan(plan)}; running on {backend.describe()}; "
-                 f"results in {store.root}")
+    name = cfg.name or stem or "experiment"
+    with Engine(out, name=name, jobs=jobs, scheduler=scheduler, progress=progress,
+                config_hash=plan.config_hash) as eng:  # locked; config hash checked; task files verified
+        store = eng.store
+        store.write_json("config.json", cfg.model_dump(mode="json"))
+        if text is not None:
+            store.write_text("config.toml", text)
+        eng.log(f"{describe_plan(plan)}; running on {eng.backend.describe()}; results in {store.root}")
         if plan.selection is None:
             entries = plan.tasks()
-            _run_phase(entries, store, backend, bars, "running")
+            _run_phase(entries, eng, "running")
         else:
             tuning = plan.tuning_tasks()
-            _run_phase(tuning, store, backend, bars, "tuning")
+            _run_phase(tuning, eng, "tuning")
             chosen, cand = choose(plan, tuning, store)
             report = plan.report_tasks(chosen)
             for _, meta in tuning:
@@ -244,9 +159,9 @@ def run_experiment(
                 if u.selected is not None:
                     meta["chosen"] = canonical_json(chosen[u.group])
             store.write_text("selection.csv", cand.to_csv(index=False))
-            _run_phase(report, store, backend, bars, "report")
+            _run_phase(report, eng, "report")
             entries = tuning + report
-    return store.consolidate(entries, plan.config_hash)
+        return store.consolidate(entries, plan.config_hash)
 
 
 def run_config(

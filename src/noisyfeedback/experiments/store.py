@@ -12,6 +12,14 @@ A finished task is written to a temporary name in ``tasks/`` and then
 killed at any instant (SIGKILL included) leaves either no file or a complete one,
 never a partial one. On the next run the existing files are the finished tasks;
 they are skipped. Temporary files of dead processes are removed.
+
+Trust (:func:`open_results`): each task file carries its task id and the config's hash in its
+Parquet metadata and is checked when read; a file that cannot be read or does not match (a
+copy under another task's name, a truncated file, another config's result) is moved aside to
+``tasks/rejected/`` (kept, never deleted) with a warning naming it, and its task is rerun. A
+lock on ``<out>/.lock`` refuses a second concurrent run into the same directory (the kernel
+releases it when the process dies, kill -9 included), and ``store.json`` records the config
+hash, so a different config is refused instead of mixing its results into the same table.
 """
 
 from __future__ import annotations
@@ -19,41 +27,29 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
+import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["ResultsStore", "atomic_path", "atomic_write_bytes", "read_results"]
+from .._io import atomic_path, atomic_write_bytes  # the package's one atomic-write helper
+
+__all__ = ["ResultsStore", "StoreError", "open_results", "atomic_path", "atomic_write_bytes", "read_results"]
+
+#: Parquet metadata key of a task file: JSON {"task_id": ..., "config_hash": ...}
+_META_KEY = b"noisyfeedback.task"
+
+
+class StoreError(ValueError):
+    """A results directory that cannot be used for this run (busy, or another config's)."""
 
 _TMP = re.compile(r"^\.(?P<id>[^.]+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    with atomic_path(path) as tmp:
-        Path(tmp).write_bytes(data)
-    return Path(path)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -71,10 +67,102 @@ def _pid_alive(pid: int) -> bool:
 class ResultsStore:
     """A results directory (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, config_hash: str | None = None):
         self.root = Path(root)
         self.tasks_dir = self.root / "tasks"
         self.results_path = self.root / "results.parquet"
+        #: with a hash, task files are stamped with it and checked against it when read
+        self.config_hash = config_hash
+        self._lock_fd: int | None = None
+
+    # ---------------------------------------------------------- trust
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        """Lock the directory for this run (refuse if another live run holds it), then check and
+        record the config hash in ``store.json`` (refuse another config's directory)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock_path = self.root / ".lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform: run unlocked
+            fcntl = None
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                try:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                finally:
+                    os.close(fd)
+                raise StoreError(
+                    f"another run{f' (pid {holder})' if holder else ''} is writing to {self.root}; "
+                    "wait for it to finish or pass another --out."
+                ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+        try:
+            self._check_config()
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the lock
+            self._lock_fd = None
+
+    def _check_config(self) -> None:
+        if self.config_hash is None:
+            return
+        path = self.root / "store.json"
+        recorded = None
+        if path.exists():
+            try:
+                recorded = json.loads(path.read_text()).get("config_hash")
+            except (ValueError, OSError, AttributeError):
+                recorded = None
+        if recorded is not None and recorded != self.config_hash:
+            raise StoreError(
+                f"{self.root} holds the results of a different config (hash {recorded[:12]}, this one "
+                f"{self.config_hash[:12]}). To start fresh, remove that directory or pass another --out."
+            )
+        if recorded is None:
+            self.write_json("store.json", {"config_hash": self.config_hash, "store_format": 1})
+
+    def _task_ok(self, path: Path, task_id: str) -> str | None:
+        """None if ``path`` is a readable task file of ``task_id`` (and of this config); else why not."""
+        try:
+            meta = pq.read_schema(path).metadata or {}
+        except Exception as e:  # truncated, not Parquet, unreadable
+            return f"is unreadable ({type(e).__name__}: {e})"
+        raw = meta.get(_META_KEY)
+        if raw is None:
+            return "carries no task id"
+        try:
+            stamp = json.loads(raw)
+        except ValueError:
+            return "has a damaged task stamp"
+        if not isinstance(stamp, dict) or stamp.get("task_id") != task_id:
+            return f"holds task {stamp.get('task_id') if isinstance(stamp, dict) else stamp}, not {task_id}"
+        if self.config_hash is not None and stamp.get("config_hash") != self.config_hash:
+            return "was written by a different config"
+        return None
+
+    def _reject(self, path: Path, why: str) -> None:
+        """Move a task file aside (kept, never deleted) and warn, naming it."""
+        rejected = self.tasks_dir / "rejected"
+        rejected.mkdir(exist_ok=True)
+        target = rejected / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}"
+        os.replace(path, target)
+        warnings.warn(f"task file {path} {why}; moved to {target} and its task will be rerun.",
+                      RuntimeWarning, stacklevel=3)
 
     def prepare(self) -> None:
         """Create the directories and remove temporary files left by dead processes."""
@@ -88,11 +176,21 @@ class ResultsStore:
                     pass
 
     def finished(self) -> set[str]:
-        """The task ids with a complete result file."""
+        """The task ids with a complete result file (with a config hash: checked, bad ones moved aside)."""
         if not self.tasks_dir.is_dir():
             return set()
-        return {e.name[:-8] for e in os.scandir(self.tasks_dir)
-                if e.name.endswith(".parquet") and not e.name.startswith(".")}
+        ids = {e.name[:-8] for e in os.scandir(self.tasks_dir)
+               if e.name.endswith(".parquet") and not e.name.startswith(".") and e.is_file()}
+        if self.config_hash is None:
+            return ids
+        good = set()
+        for task_id in sorted(ids):
+            why = self._task_ok(self.task_path(task_id), task_id)
+            if why is None:
+                good.add(task_id)
+            else:
+                self._reject(self.task_path(task_id), why)
+        return good
 
     def task_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.parquet"
@@ -101,16 +199,11 @@ class ResultsStore:
         """Write one task's row atomically (temp file + os.replace)."""
         task_id = row["task_id"]
         table = pa.Table.from_pylist([row])
+        stamp = json.dumps({"task_id": task_id, "config_hash": self.config_hash}).encode()
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: stamp})
         final = self.task_path(task_id)
-        fd, tmp = tempfile.mkstemp(dir=self.tasks_dir, prefix=f".{task_id}.{os.getpid()}.", suffix=".tmp")
-        os.close(fd)
-        try:
+        with atomic_path(final, prefix=f".{task_id}.{os.getpid()}.") as tmp:
             pq.write_table(table, tmp)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
         return final
 
     def read_rows(self, task_ids: Iterable[str]) -> pa.Table:
@@ -143,6 +236,21 @@ _BACK = ["chosen", "is_chosen", "task", "kind", "dataset_name", "channel_class",
          "dataset_params", "channel_params", "learner_params", "channel_repr", "learner_repr",
          "n_samples", "n_features", "n_classes", "config_hash", "library_version",
          "wall_time", "loop_time", "finished_at"]
+
+
+def open_results(out_dir: str | os.PathLike, config_hash: str) -> ResultsStore:
+    """The results store of a run: directory prepared, locked for this run, config hash checked
+    (see the module docstring). Use it as a context manager (``with store: ...``) to release the
+    lock at the end; raises :class:`StoreError` when another run holds the directory or it holds
+    another config's results."""
+    store = ResultsStore(out_dir, config_hash)
+    store.acquire()
+    try:
+        store.prepare()
+    except BaseException:
+        store.release()
+        raise
+    return store
 
 
 def _column(values: list[Any]) -> pd.Series | list:

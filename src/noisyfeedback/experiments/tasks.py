@@ -20,7 +20,7 @@ bandit feedback equals Banditron with the same γ bit for bit).
 
 Task kinds. ``"online"`` tasks run :func:`noisyfeedback.simulate`. Other kinds
 (e.g. batch learners with ``fit``/``predict`` on a test split) plug in with
-:func:`register_task_kind`; a learner's kind is its config ``kind`` or, by
+:func:`.engine.register_task_kind` (one registry of task kinds, the engine's); a learner's kind is its config ``kind`` or, by
 default, "online" when the class has a compiled simulation loop, else "batch".
 """
 
@@ -35,22 +35,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .config import canonical_json, stable_hash
-from .plan import TASK_KINDS, make_channel, resolve_learner, takes_n_classes
+from .engine import KINDS, register_task_kind
+from .plan import make_channel, resolve_learner, takes_n_classes
 
 __all__ = ["run_task", "register_task_kind", "load_dataset", "task_seeds", "clear_cache"]
 
 #: columns whose values depend on the machine and the moment, not on the task
 NONDETERMINISTIC_COLUMNS = ("wall_time", "loop_time", "finished_at")
-
-
-def register_task_kind(kind: str):
-    """Decorator: ``@register_task_kind("batch") def run(task, X, y, n_classes, seeds) -> dict of result columns``."""
-
-    def deco(func: Callable[..., dict]) -> Callable[..., dict]:
-        TASK_KINDS[kind] = func
-        return func
-
-    return deco
 
 
 # ---------------------------------------------------------------- data
@@ -164,7 +155,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         X, y, K = load_dataset(task["load"])
-        runner = TASK_KINDS[task["learner"]["kind"]]
+        runner = KINDS[task["learner"]["kind"]].func
         result = runner(task, X, y, K, task_seeds(task))
     except (ValueError, TypeError, KeyError, FileNotFoundError) as exc:
         raise _annotate(exc, task) from exc

@@ -17,6 +17,7 @@ Learners without extra state pass empty arrays for theta, A and cum.
 import numpy as np
 from numba import njit
 
+from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
 from .channels import flip
 from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, add_sub_rows_coded, argmax_first, epsilon_greedy_draw,
                      fetch_row, prefetch_csr_row, row_scores, row_scores_coded)
@@ -44,7 +45,7 @@ def bandit_act(W, Xd, indptr, indices, data, sparse, gamma, u, actions, probs):
 
 @njit(cache=True)
 def soba_update_row(full, W, theta, A, cum, idx, val, nnz, s, label, prob):
-    """SOBA step after f̃ = 1 (the tried label ``label`` is taken as y), SPEC §4.7.
+    """SOBA step after f̃ = 1 (the tried label ``label`` is taken as y), docs/algorithms.md §4.7.
 
     ȳ = argmax_{k≠y} s_k; g = (e_ȳ − e_y)⊗x / P(ỹ); z = √P(ỹ)·g;
     m = (⟨W,z⟩² + 2⟨W,g⟩) / (1 + zᵀA⁻¹z); if Σ n_s m_s + m ≥ 0: A += zzᵀ, θ −= g.
@@ -175,16 +176,17 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
 
     When ``out_actions`` is non-empty, the actions ỹ and feedback f̃ of every round are written to
     ``out_actions`` / ``out_feedback`` (learners that keep their interactions, e.g. RCINE).
-    ``sparse`` (see ``learners._linear.kernel_view``): 1 (CSR with float64 values): a row is read
+    ``sparse`` (codes in ``kernels._codes``): CSR_FLOAT64: a row is read
     in place, its index and value slices (X holds no explicit zeros); otherwise a row's non-zeros are
-    copied into float64 buffers (2: other value types; 3: coded values, but read in place by RULE_BANDITRON).
+    copied into float64 buffers (CSR_OTHER: other value types; CSR_CODED: coded values, but read in place by
+    RULE_BANDITRON).
     Any CSR row of a later round is prefetched. Either way the arithmetic is the same, in the same order.
     """
     record = out_actions.shape[0] > 0
     d = W.shape[1]
     K = W.shape[0]
-    inplace = sparse == 1
-    coded = sparse == 3 and rule == RULE_BANDITRON  # coded rows read in place too
+    inplace = sparse == CSR_FLOAT64
+    coded = sparse == CSR_CODED and rule == RULE_BANDITRON  # coded rows read in place too
     n_buf = 0 if inplace or coded else d
     idx = np.empty(n_buf, np.int64)
     val = np.empty(n_buf, np.float64)
@@ -192,7 +194,7 @@ def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma,
     T = order.shape[0]
     for t in range(T):
         i = order[t]
-        if sparse != 0 and t + PREFETCH_AHEAD < T:
+        if sparse != DENSE and t + PREFETCH_AHEAD < T:
             prefetch_csr_row(indptr, indices, data, order[t + PREFETCH_AHEAD])
         if inplace or coded:
             lo = indptr[i]

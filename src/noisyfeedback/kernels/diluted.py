@@ -1,4 +1,4 @@
-"""Set-valued (diluted) feedback learners: MC-SLP and MC-DBF (Batra & Manwani 2021), SPEC §4.8-4.9.
+"""Set-valued (diluted) feedback learners: MC-SLP and MC-DBF (Batra & Manwani 2021), docs/algorithms.md §4.8-4.9.
 
 Notation: s = W x, Ŷ = the top-m labels of s (ties: lowest index first, so
 Ŷ's first label is ``argmax_first(s)``), masks are int8 arrays of length K.
@@ -20,6 +20,7 @@ Notation: s = W x, Ŷ = the top-m labels of s (ties: lowest index first, so
 import numpy as np
 from numba import njit
 
+from ._codes import CODE_CONFUSION
 from .channels import confusion_label, flip
 from .linear import add_row, add_sub_rows, epsilon_greedy_draw, fetch_row, row_scores
 
@@ -237,7 +238,8 @@ def mcslp_learn(W, Xd, indptr, indices, data, sparse, m, labels):
 
 @njit(cache=True)
 def mcslp_simulate(W, Xd, indptr, indices, data, sparse, y, order, m, code, u_feedback, Ccum, mistakes, set_miss):
-    """Simulation loop; label from FullLabel (code 0) or ConfusionNoise (code 1, one uniform a round)."""
+    """Simulation loop; label from FullLabel (CODE_FULL) or ConfusionNoise (CODE_CONFUSION, one uniform a
+    round)."""
     K, d = W.shape
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -251,7 +253,7 @@ def mcslp_simulate(W, Xd, indptr, indices, data, sparse, y, order, m, code, u_fe
         row_scores(W, idx, val, nnz, s)
         top_m(s, m, top, in_hat)
         label = yi
-        if code == 1:
+        if code == CODE_CONFUSION:
             label = confusion_label(yi, u_feedback[t], Ccum)
         mistakes[t] = 1 if top[0] != yi else 0
         set_miss[t] = 1.0 - in_hat[yi]

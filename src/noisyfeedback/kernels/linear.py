@@ -10,6 +10,8 @@ import numpy as np
 from numba import config, njit, types
 from numba.extending import intrinsic
 
+from ._codes import CSR_CODED, DENSE
+
 #: rounds ahead whose CSR row the simulate loops prefetch (the row order is known in advance)
 PREFETCH_AHEAD = 2
 
@@ -55,16 +57,17 @@ def prefetch_csr_row(indptr, indices, data, i):
 def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
     """Copy row i's non-zeros into idx/val; returns their number.
 
-    ``sparse`` (see ``learners._linear.kernel_view``): 0 dense ``Xd``; 1 or 2 CSR; 3 CSR whose ``data`` are
-    codes of the values ``Xd[0]`` (:class:`noisyfeedback._rows.CodedRows`; every coded value is non-zero).
+    ``sparse`` (codes in ``kernels._codes``): DENSE: dense ``Xd``; CSR_FLOAT64 or CSR_OTHER: CSR;
+    CSR_CODED: CSR whose ``data`` are codes of the values ``Xd[0]`` (:class:`noisyfeedback._rows.CodedRows`;
+    every coded value is non-zero).
     """
     nnz = 0
-    if sparse == 3:
+    if sparse == CSR_CODED:
         for p in range(indptr[i], indptr[i + 1]):
             idx[nnz] = indices[p]
             val[nnz] = Xd[0, np.int64(data[p])]  # (np.int64: typed for float data too; not run then)
             nnz += 1
-    elif sparse:
+    elif sparse != DENSE:
         for p in range(indptr[i], indptr[i + 1]):
             v = data[p]
             if v != 0.0:
@@ -261,13 +264,14 @@ def dense_to_csr(Xd, indptr, indices, data):
 
 @njit(cache=True)
 def csr_rows_to_dense(Xd, indptr, indices, data, sparse, rows, out):
-    """out[r] = row rows[r] of a CSR X or coded rows (``kernel_view``'s arrays, sparse != 0), as a dense row."""
+    """out[r] = row rows[r] of a CSR X or coded rows (``kernel_view``'s arrays, sparse != DENSE), as a
+    dense row."""
     for r in range(rows.shape[0]):
         i = rows[r]
         for j in range(out.shape[1]):
             out[r, j] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            out[r, indices[p]] = Xd[0, np.int64(data[p])] if sparse == 3 else data[p]
+            out[r, indices[p]] = Xd[0, np.int64(data[p])] if sparse == CSR_CODED else data[p]
 
 
 # ------------------------------------------------------------- coded values (see _rows.CodedRows)

@@ -3,6 +3,7 @@
 import numpy as np
 from numba import njit
 
+from ._codes import CODE_CONFUSION
 from .channels import confusion_label
 from .linear import add_sub_rows, argmax_first, fetch_row, row_scores
 
@@ -30,7 +31,8 @@ def perceptron_learn(W, Xd, indptr, indices, data, sparse, labels):
 
 @njit(cache=True)
 def perceptron_simulate(W, Xd, indptr, indices, data, sparse, y, order, code, u_feedback, Ccum, mistakes):
-    """Simulation loop: rounds t over rows order[t]; label from FullLabel (code 0) or ConfusionNoise (1)."""
+    """Simulation loop: rounds t over rows order[t]; label from FullLabel (CODE_FULL) or ConfusionNoise
+    (CODE_CONFUSION)."""
     d = W.shape[1]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -39,7 +41,7 @@ def perceptron_simulate(W, Xd, indptr, indices, data, sparse, y, order, code, u_
         i = order[t]
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         label = y[i]
-        if code == 1:
+        if code == CODE_CONFUSION:
             label = confusion_label(y[i], u_feedback[t], Ccum)
         yhat = perceptron_learn_row(W, idx, val, nnz, label, s)
         mistakes[t] = 1 if yhat != y[i] else 0

@@ -1,4 +1,4 @@
-"""Online linear regression from noisy targets: NLMS and ORS (Moroshko & Crammer), SPEC §4.11.
+"""Online linear regression from noisy targets: NLMS and ORS (Moroshko & Crammer), docs/algorithms.md §4.11.
 
 One round: ŷ = w·x; the learner has ``nlab`` noisy labels ỹ_1..ỹ_nlab of the same
 target (1 normally, 2 for ``two_samples``, 1 or k = ⌈B⌉ under a label budget) and

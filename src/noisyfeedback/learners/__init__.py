@@ -4,6 +4,8 @@ from .bandit.banditron import Banditron
 from .bandit.bpa import BPA
 from .bandit.perceptron import Perceptron
 from .bandit.soba import SOBA
+from .bandit.epsilon_greedy import EpsilonGreedy
+from .bandit.squarecb import SquareCB
 from .bandit.rcine import RCINE
 from .bandit.rcnbf import RCNBF
 from .diluted.mcdbf import MCDBF
@@ -11,6 +13,8 @@ from .diluted.mcslp import MCSLP
 from .label_noise.uma import UMA, make_kernel_uma
 from .regression.nlms import NLMS
 from .regression.ors import ORS
+from .label_noise.corrected_logistic import CorrectedLogisticRegression
+from .regression.wrls import WeightedRLS
 from .teachers import EvilTeacherSVM, LinearSVM, TeacherSGD
 
-__all__ = ["Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "LinearSVM", "EvilTeacherSVM", "TeacherSGD"]
+__all__ = ["SquareCB", "EpsilonGreedy", "Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "CorrectedLogisticRegression", "WeightedRLS", "LinearSVM", "EvilTeacherSVM", "TeacherSGD"]

@@ -9,7 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._rows import CodedRows
-from .._validation import Integer, check_labels, check_X
+from .._state import Array
+from .._validation import Integer, check_labels, check_memory, check_X
 from ..base import Learner, make_rng
 from ..kernels.linear import predict_rows, score_rows
 
@@ -22,7 +23,7 @@ _EMPTY_D = np.zeros(0)
 #: row's slices in place), a CSR X with other values (copied into float64 row buffers, so that the
 #: arithmetic stays float64 with and without the JIT), coded rows (:class:`~noisyfeedback._rows.CodedRows`:
 #: ``data`` holds the codes and ``Xd`` is the (1, n_values) table of values; copied into row buffers)
-DENSE, CSR_FLOAT64, CSR_OTHER, CSR_CODED = 0, 1, 2, 3
+from ..kernels._codes import CSR_CODED, CSR_FLOAT64, CSR_OTHER, DENSE  # noqa: E402
 
 
 def kernel_view(X) -> tuple:
@@ -34,6 +35,15 @@ def kernel_view(X) -> tuple:
     if sp.issparse(X):
         return _EMPTY_F, X.indptr, X.indices, X.data, CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER
     return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
+
+
+def _as_binary(rewards):
+    """Float rewards that are all 0.0/1.0 (as read from VW text or a table) as int64; others unchanged
+    (``learn`` then refuses them naming the row)."""
+    arr = np.asarray(rewards)
+    if np.issubdtype(arr.dtype, np.floating) and np.isin(arr, (0.0, 1.0)).all():
+        return arr.astype(np.int64)
+    return arr
 
 
 @contextmanager
@@ -64,6 +74,8 @@ class LinearClassifier(Learner):
     #: ``simulate`` reports ``<name>_rate`` and ``<name>_curve`` in ``Trace.metrics``
     extra_metrics: ClassVar[tuple[str, ...]] = ()
     _base_constraints: ClassVar[dict[str, Any]] = {"n_classes": Integer(2)}
+    #: what a model file may set (noisyfeedback._state): the weights, K = n_classes rows
+    _learned_state: ClassVar[dict[str, Any]] = {"W_": Array(("n_classes", "d"))}
 
     def _validate_params(self) -> None:
         from .._validation import check_param
@@ -77,6 +89,8 @@ class LinearClassifier(Learner):
         """Create W_ (zeros) and rng_ if absent; rng_ is seeded by ``seed`` or, if None, the fallback."""
         if not hasattr(self, "W_"):
             self._validate_params()
+            check_memory(8.0 * self.n_classes * n_features,
+                         f"{type(self).__name__} weights W_ ({self.n_classes} x {n_features})")
             # Fortran order: the K scores of one feature are adjacent, which the kernels read together
             self.W_ = np.zeros((self.n_classes, n_features), dtype=np.float64, order="F")
         if self.draws_per_round and not hasattr(self, "rng_"):
@@ -88,6 +102,7 @@ class LinearClassifier(Learner):
         return self.W_.shape[1]
 
     def _check_X(self, X, fitting: bool):
+        self._validate_params()  # every entry point: parameters may have been changed since fitting
         n_features = self.W_.shape[1] if hasattr(self, "W_") else None
         X = check_X(X, n_features=n_features, owner=type(self).__name__)
         if fitting:
@@ -111,6 +126,16 @@ class LinearClassifier(Learner):
         out = np.zeros(X.shape[0], dtype=np.int64)
         if hasattr(self, "W_"):
             predict_rows(self.W_, *kernel_view(X), out)
+        return out
+
+    def action_probabilities(self, X) -> np.ndarray:
+        """The distribution ``act`` draws from, shape (n_samples, n_classes), rows summing to 1.
+
+        Here (learners that do not explore): all mass on the greedy label argmax W x (lowest index
+        on ties; label 0 before any learning). Exploring learners override it."""
+        greedy = self.predict(X)
+        out = np.zeros((greedy.shape[0], self.n_classes))
+        out[np.arange(greedy.shape[0]), greedy] = 1.0
         return out
 
     def _check_actions(self, actions, n: int, name: str = "actions") -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Noise-rate estimation for noisy bandit feedback (SPEC §4.5).
+"""Noise-rate estimation for noisy bandit feedback (docs/algorithms.md §4.5).
 
 - :func:`estimate_flip_rates` — the entry point: ``(rho0_hat, rho1_hat)`` from
   logged tuples (x, action, f̃); ``method`` picks the estimator.

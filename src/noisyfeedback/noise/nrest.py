@@ -45,7 +45,7 @@ def estimate_nrest(
       the paper's MNIST network is 2×128, its output a 2-way softmax, which a
       logistic output equals) on [x, one-hot(a)], with x scaled to unit norm
       (``normalize_rows``, as the authors' code does; their code appends the
-      arm as one integer column, the paper says "x concatenated with ỹ", SPEC
+      arm as one integer column, the paper says "x concatenated with ỹ", docs/algorithms.md
       §4.5 one-hot — we use one-hot). Split as the paper says: 90 % train /
       10 % test (held out, unused), 10 % of the train part for validation;
       up to ``max_epochs`` epochs (the paper: 70) of minibatch 128, keeping the

@@ -215,6 +215,23 @@ def _positive(a: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- plot
+#: line styles and markers cycled over the lines of a plot, so that two learners whose curves coincide
+#: stay visible: a later line is drawn thinner, dashed and on top of an earlier one
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "x")
+
+
+def line_style(i: int, n_points: int) -> dict:
+    """Matplotlib keywords of the i-th line: its line style, width, marker (about 8 per line) and z-order.
+
+    >>> line_style(1, 100)["linestyle"], line_style(4, 100)["linestyle"]
+    ('--', '-')
+    """
+    return {"linestyle": LINE_STYLES[i % len(LINE_STYLES)], "lw": max(2.4 - 0.4 * i, 1.2),
+            "marker": MARKERS[i % len(MARKERS)], "markevery": max(n_points // 8, 1), "ms": 4,
+            "markerfacecolor": "none", "zorder": 2 + i}
+
+
 def learning_curves(
     data,
     ax: Axes | None = None,
@@ -269,12 +286,12 @@ def learning_curves(
         ax = fig.add_subplot()
     else:
         fig = ax.figure
-    for lab, runs in groups:
+    for i, (lab, runs) in enumerate(groups):
         x, mean, low, high, std = _aggregate(runs)
         n = len(runs)
         text = lab if n == 1 else f"{lab} (mean of {n})"
         y = _positive(mean) if logy else mean
-        (line,) = ax.plot(x, y, label=text, lw=1.6)
+        (line,) = ax.plot(x, y, label=text, **line_style(i, len(x)))
         if n > 1 and band is not None:
             lo, hi = (low, high) if band == "minmax" else (mean - std, mean + std)
             if logy:

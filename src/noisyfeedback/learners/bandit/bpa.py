@@ -7,7 +7,7 @@ from .banditron import Banditron
 
 
 class BPA(Banditron):
-    """Bandit passive-aggressive with ε-greedy exploration (SPEC §4.6).
+    """Bandit passive-aggressive with ε-greedy exploration (docs/algorithms.md §4.6).
 
     Draw ỹ as Banditron does; with a = f̃ (the feedback as seen),
     ℓ = max(0, 1 + (1−2a)·w_ỹ·x) and w_ỹ += (2a−1)·ℓ/‖x‖²·x: the score of the

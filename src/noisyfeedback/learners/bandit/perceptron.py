@@ -55,8 +55,15 @@ class Perceptron(LinearClassifier):
         perceptron_learn(self.W_, *kernel_view(X), labels)
         return self
 
-    def partial_fit(self, X, y) -> "Perceptron":
-        """scikit-learn style alias of ``learn(X, feedback=y)``."""
+    def partial_fit(self, X, y, classes=None) -> "Perceptron":
+        """scikit-learn style alias of ``learn(X, feedback=y)`` (``classes`` is accepted and ignored:
+        the labels are 0..n_classes−1)."""
+        return self.learn(X, feedback=y)
+
+    def fit(self, X, y) -> "Perceptron":
+        """One pass over (X, y) in order from scratch (discards learned state); returns self.
+        With ``partial_fit`` and ``predict`` it makes the learner a scikit-learn Pipeline step."""
+        self._reset()
         return self.learn(X, feedback=y)
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..._validation import AnySeed, Integer, Interval, OneOf, Options
+from ..._state import Array
+from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
 from ..._rows import CodedRows
 from ...kernels.linear import csr_rows_to_dense
@@ -39,7 +40,7 @@ def _move_rows_up(store: np.ndarray, old: np.ndarray, start: int, count: int) ->
 
 
 class RCINE(RCNBF):
-    """RCNBF that estimates its flip rates from its own interactions (SPEC §4.4).
+    """RCNBF that estimates its flip rates from its own interactions (docs/algorithms.md §4.4).
 
     Starts with ρ̂0 = ρ̂1 = 0, keeps the last ``n_s`` tuples (x, ỹ, f̃) and every
     ``n_s`` rounds re-estimates (ρ̂0, ρ̂1) with
@@ -88,6 +89,19 @@ class RCINE(RCNBF):
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 100, "estimator": "mixture", "seed": 0}
+    _learned_state = {
+        "W_": Array(("n_classes", "d")),
+        "rho0_": Interval(0, 1, closed="left"),
+        "rho1_": Interval(0, 1, closed="left"),
+        "t_": Integer(0),
+        "estimator_seed_": Integer(0),
+        "rho_history_": Array((None, 3)),
+        "buffer_X_": Array(("n_buffered", "d")),
+        "buffer_actions_": Array(("n_buffered",), "int64", between=(0, "n_classes")),
+        "buffer_feedback_": Array(("n_buffered",), "int64", between=(0, 2)),
+        "warm_l2_": OneOf((IsNone(), Interval(0, None))),
+        "warm_components_": Array((None, "d")),
+    }
 
     def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "mixture",
                  estimate_every: int | None = None, warm_start: bool = False, seed: int | None = None):

@@ -16,7 +16,7 @@ class RCNBF(Banditron):
 
     i.e. h(1) = (1−ρ0)/(1−ρ0−ρ1) and h(0) = −ρ0/(1−ρ0−ρ1), in the update
     W[ỹ] += h(f̃)/P(ỹ)·x, W[ŷ] −= x (the paper's Algorithm 1 prints 1[ŷ=r] in the
-    first term of H; it is 1[ỹ=r], SPEC §4.3). With ρ0 = ρ1 = 0 it is Banditron.
+    first term of H; it is 1[ỹ=r], docs/algorithms.md §4.3). With ρ0 = ρ1 = 0 it is Banditron.
 
     Parameters
     ----------

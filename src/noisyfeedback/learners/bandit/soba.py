@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._state import Array
+from ..._validation import check_memory
 from ..._validation import AnySeed, Interval, Options
 from ...kernels.bandit import RULE_SOBA_DIAG, RULE_SOBA_FULL
 from .banditron import Banditron
 
 
 class SOBA(Banditron):
-    """Second-Order Banditron Algorithm (SPEC §4.7).
+    """Second-Order Banditron Algorithm (docs/algorithms.md §4.7).
 
     θ = 0, A = a·I, W = reshape(A⁻¹θ); ε-greedy draw ỹ as Banditron. When the
     feedback says ỹ is right (f̃ = 1, so y := ỹ): ȳ = argmax_{k≠y} (Wx)_k (y
@@ -55,6 +57,12 @@ class SOBA(Banditron):
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "seed": 0}
+    _learned_state = {
+        "W_": Array(("n_classes", "d")),
+        "theta_": Array(("n_classes", "d")),
+        "A_": Array(lambda p: ("n_classes", "d") if p["diagonal"] else ("n_classes*d", "n_classes*d")),
+        "cum_": Array((1,)),
+    }
 
     def __init__(self, n_classes: int, gamma: float = 0.1, a: float = 1.0, diagonal: bool = False,
                  seed: int | None = None):
@@ -73,6 +81,8 @@ class SOBA(Banditron):
         super()._init_state(n_features, seed_fallback)
         if fresh:
             K, a = self.n_classes, float(self.a)
+            side = K * n_features
+            check_memory(8.0 * (side if self.diagonal else side * side), f"SOBA's matrix A_ (K·d = {side})")
             self.theta_ = np.zeros((K, n_features))
             if self.diagonal:
                 self.A_ = np.full((K, n_features), a)  # diag(A)

@@ -9,13 +9,13 @@ import numpy as np
 from ..._validation import AnySeed, Integer, Interval
 from ...feedback import CODE_DILUTED
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
-from .._linear import kernel_view
+from .._linear import _as_binary, kernel_view
 from ..bandit.rcnbf import RCNBF
 from ._sets import SetPredictor
 
 
 class MCDBF(SetPredictor):
-    r"""MC-DBF: explore with a random set of m labels, learn from 1[y ∈ set] (SPEC §4.9).
+    r"""MC-DBF: explore with a random set of m labels, learn from 1[y ∈ set] (docs/algorithms.md §4.9).
 
     Each round: Ŷ = the top-m labels of s = W x (ties lowest index first);
     P(r) = (1−γ)/m·1[r∈Ŷ] + γ/K; the set Ỹ of m distinct labels is drawn by
@@ -152,6 +152,41 @@ class MCDBF(SetPredictor):
         probs = np.empty(X.shape[0], dtype=np.float64)
         mcdbf_act(self.W_, *kernel_view(X), m, float(self.gamma), u, sets, probs)
         return sets, probs
+
+    def inclusion_probabilities(self) -> tuple[float, float]:
+        """(P(a label of Ŷ is in Ỹ), P(a label outside Ŷ is in Ỹ)) under the successive sampler.
+
+        Every draw order of the labels of each kind has the same probability, so only the counts
+        (p of Ŷ, q others drawn) matter: a DP over (p, q) gives E[p]; each label of Ŷ is drawn with
+        probability E[p]/m, each other label with (m − E[p])/(K − m)."""
+        K, m, g = self.n_classes, int(self.m), float(self.gamma)
+        a, b = g / K + (1 - g) / m, g / K
+        G = {(0, 0): 1.0}
+        for step in range(m):
+            nxt: dict[tuple[int, int], float] = {}
+            for (p, q), pr in G.items():
+                R = (m - p) * a + (K - m - q) * b
+                if m - p > 0:
+                    nxt[(p + 1, q)] = nxt.get((p + 1, q), 0.0) + pr * (m - p) * a / R
+                if K - m - q > 0:
+                    nxt[(p, q + 1)] = nxt.get((p, q + 1), 0.0) + pr * (K - m - q) * b / R
+            G = nxt
+        ep = sum(p * pr for (p, _), pr in G.items())
+        return ep / m, (m - ep) / (K - m)
+
+    def action_probabilities(self, X) -> np.ndarray:
+        """P(label ∈ Ỹ) for every row and label, shape (n_samples, n_classes); rows sum to m
+        (the inclusion probabilities of the set ``act`` draws; with m = 1 Banditron's distribution)."""
+        top = self.predict_set(X)
+        p_in, p_out = self.inclusion_probabilities()
+        out = np.full((top.shape[0], self.n_classes), p_out)
+        np.put_along_axis(out, top, p_in, axis=1)
+        return out
+
+    def fit_logged(self, X, actions, rewards, propensities) -> "MCDBF":
+        """Train from scratch on logged rows (proposed set, 0/1 feedback, the set's probability); returns self."""
+        self._reset()
+        return self.learn(X, actions, _as_binary(rewards), propensities)
 
     def learn(self, X, actions, feedback, propensities) -> "MCDBF":
         """Update from logged rows in order: the proposed set, 0/1 feedback, the set's probability Z."""

@@ -14,7 +14,7 @@ from ._sets import SetPredictor
 class MCSLP(SetPredictor):
     """MC-SLP: predict the top-m set Ŷ of W x; on the true label y, W += (e_y − 1[r∈Ŷ]/m) ⊗ x.
 
-    The update is applied every round (SPEC §4.8, the paper's Algorithm 1): it is
+    The update is applied every round (docs/algorithms.md §4.8, the paper's Algorithm 1): it is
     the stochastic gradient of the average hinge loss
     [1 − (Wx)_y + (1/m)·Σ_{i∈Ŷ} (Wx)_i]_+ and is zero only when m = 1 and ŷ = y.
     With m = 1 it is the multiclass Perceptron, bit for bit. It is the
@@ -73,8 +73,15 @@ class MCSLP(SetPredictor):
         mcslp_learn(self.W_, *kernel_view(X), int(self.m), labels)
         return self
 
-    def partial_fit(self, X, y) -> "MCSLP":
-        """scikit-learn style alias of ``learn(X, feedback=y)``."""
+    def partial_fit(self, X, y, classes=None) -> "MCSLP":
+        """scikit-learn style alias of ``learn(X, feedback=y)`` (``classes`` is accepted and ignored:
+        the labels are 0..n_classes−1)."""
+        return self.learn(X, feedback=y)
+
+    def fit(self, X, y) -> "MCSLP":
+        """One pass over (X, y) in order from scratch (discards learned state); returns self.
+        With ``partial_fit`` and ``predict`` it makes the learner a scikit-learn Pipeline step."""
+        self._reset()
         return self.learn(X, feedback=y)
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):

@@ -1,4 +1,4 @@
-"""UMA: Unconfused Ultraconservative Multiclass Algorithm (Louche & Ralaivola 2015), SPEC §4.10.
+"""UMA: Unconfused Ultraconservative Multiclass Algorithm (Louche & Ralaivola 2015), docs/algorithms.md §4.10.
 
 Batch learning of a linear multiclass classifier from labels corrupted by a known
 confusion matrix C, C[r, q] = P(noisy = r | true = q) (columns sum to 1).
@@ -26,8 +26,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param
-from ...base import EstimatorMixin, Learner, make_rng
+from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param, check_sparse_structure
+from ..._state import Array, Flag
+from ...base import EstimatorMixin, make_rng
 from ...feedback import check_confusion_matrix
 
 __all__ = ["UMA", "make_kernel_uma", "uma_statistics", "update_vectors", "standard_errors", "DEFAULT_MAX_CONDITION"]
@@ -167,6 +168,17 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
     }
     #: keyword arguments of a small, quick instance (tests)
     _test_params: ClassVar[dict[str, Any]] = {"max_iter": 200}
+    #: what a model file may set (noisyfeedback._state)
+    _learned_state: ClassVar[dict[str, Any]] = {
+        "classes_": Array(("n_labels",), "label"),
+        "confusion_": Array(("n_labels", "n_labels")),
+        "W_": Array(("n_labels", "n_features_in_")),
+        "n_features_in_": Integer(1),
+        "feature_names_in_": Array(("n_features_in_",), "str"),
+        "n_iter_": Integer(0),
+        "n_updates_": Integer(0),
+        "converged_": Flag(),
+    }
     feedback_kind: ClassVar[str] = "label"
 
     def __init__(
@@ -196,10 +208,6 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-    # ------------------------------------------------------- persistence
-    _learned_attributes = Learner._learned_attributes
-    load = classmethod(Learner.load.__func__)
 
     # -------------------------------------------------------- validation
     def _validate_params(self) -> None:
@@ -238,6 +246,8 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
         raise ValueError(f"X of UMA contains NaN or infinity (first in row {row}).")
 
     def _validate_X(self, X, reset: bool):
+        self._validate_params()  # every entry point: parameters may have been changed since fitting
+        check_sparse_structure(X, owner="UMA")
         X = validate_data(
             self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False, reset=reset
         )
@@ -245,6 +255,8 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
         return X
 
     def _validate_Xy(self, X, y, reset: bool):
+        self._validate_params()  # every entry point: parameters may have been changed since fitting
+        check_sparse_structure(X, owner="UMA")
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False,
             y_numeric=False, reset=reset,

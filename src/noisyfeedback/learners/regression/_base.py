@@ -6,7 +6,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validation import check_X
+from ..._state import Array
+from ..._validation import Integer, check_X
 from ...base import Learner, make_rng
 from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
 from .._linear import kernel_view
@@ -46,6 +47,8 @@ class LinearRegressor(Learner):
     """
 
     feedback_kind: ClassVar[str] = "target"
+    #: what a model file may set (noisyfeedback._state)
+    _learned_state: ClassVar[dict] = {"w_": Array(("d",)), "rounds_": Integer(0), "labels_": Integer(0)}
 
     # ------------------------------------------------------ configuration
     @property
@@ -96,6 +99,7 @@ class LinearRegressor(Learner):
         return self.w_.shape[0]
 
     def _check_X(self, X, fitting: bool):
+        self._validate_params()  # every entry point: parameters may have been changed since fitting
         n_features = self.w_.shape[0] if hasattr(self, "w_") else None
         X = check_X(X, n_features=n_features, owner=type(self).__name__)
         if fitting:
@@ -154,6 +158,11 @@ class LinearRegressor(Learner):
 
     def partial_fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
         """scikit-learn style alias of :meth:`learn`."""
+        return self.learn(X, y, variance=variance, y_clean=y_clean)
+
+    def fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
+        """One pass over (X, y) in order from scratch (discards learned state); returns self."""
+        self._reset()
         return self.learn(X, y, variance=variance, y_clean=y_clean)
 
     def _check_label_columns(self, j: int) -> None:

@@ -1,4 +1,4 @@
-"""Label-budget strategies of ORS (Moroshko & Crammer, Section 4.2; SPEC §4.11).
+"""Label-budget strategies of ORS (Moroshko & Crammer, Section 4.2; docs/algorithms.md §4.11).
 
 With a budget B (average labels per round, B ≥ 1) a round takes either one noisy
 label or k = ⌈B⌉ of them. The strategies decide which rounds take k:

@@ -1,4 +1,4 @@
-"""ORS: online regression with scaling (Moroshko & Crammer), SPEC §4.11."""
+"""ORS: online regression with scaling (Moroshko & Crammer), docs/algorithms.md §4.11."""
 
 from __future__ import annotations
 
@@ -113,6 +113,7 @@ class ORS(LinearRegressor):
         "horizon": OneOf((Options((None,)), Integer(1))),
         "seed": AnySeed(),
     }
+    _learned_state = {**LinearRegressor._learned_state, "a_": Interval(0, None, closed="neither")}
     _test_params = {"r": 1.0, "scaling": "one_sample_pred", "variance": "unknown", "budget": 1.5,
                     "strategy": "auto", "seed": 0}
 

@@ -1,4 +1,4 @@
-"""Learning from many teachers, some evil (Dekel & Shamir 2009; SPEC §4.12).
+"""Learning from many teachers, some evil (Dekel & Shamir 2009; docs/algorithms.md §4.12).
 
 - :class:`LinearSVM` — the plain soft-margin SVM of eq. (1) (the baseline).
 - :class:`EvilTeacherSVM` — the teacher-constrained SVM of eq. (4), solved to a certified optimum.

@@ -1,4 +1,4 @@
-"""Shared machinery of the binary batch learners of Dekel & Shamir (SPEC §4.12).
+"""Shared machinery of the binary batch learners of Dekel & Shamir (docs/algorithms.md §4.12).
 
 scikit-learn estimators (``ClassifierMixin``, ``BaseEstimator``; like ``UMA``), with
 the library's parameter messages and ``.npz`` persistence. Labels: any two classes
@@ -19,8 +19,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import check_X
-from ...base import EstimatorMixin, Learner
+from ..._state import Array, Flag, Real
+from ..._validation import Integer, check_sparse_structure, check_X
+from ...base import EstimatorMixin
 
 __all__ = ["BinaryLinearLearner", "check_binary_labels", "check_teachers", "warn_not_converged"]
 
@@ -101,6 +102,20 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    #: what a model file may set (noisyfeedback._state); subclasses add their own
+    _learned_state: ClassVar[dict[str, Any]] = {
+        "classes_": Array((2,), "label"),
+        "coef_": Array(("n_features_in_",)),
+        "intercept_": Real(),
+        "n_features_in_": Integer(1),
+        "feature_names_in_": Array(("n_features_in_",), "str"),
+        "alpha_": Array(("n_samples",)),
+        "n_iter_": Integer(0),
+        "objective_": Real(),
+        "dual_objective_": Real(),
+        "duality_gap_": Real(),
+        "converged_": Flag(),
+    }
     #: keyword arguments of a small, quick instance (tests)
     _test_params: ClassVar[dict[str, Any]] = {}
     feedback_kind: ClassVar[str] = "label"
@@ -111,10 +126,6 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = False
         return tags
-
-    # ------------------------------------------------------- persistence
-    _learned_attributes = Learner._learned_attributes
-    load = classmethod(Learner.load.__func__)
 
     @property
     def is_fitted(self) -> bool:
@@ -129,6 +140,7 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
         """(X, y): X validated by scikit-learn (sets ``n_features_in_``), then a C-contiguous
         float64 array or a CSR matrix with sorted int64 indices (what the kernels take);
         NaN/inf raise naming the row."""
+        check_sparse_structure(X, owner=type(self).__name__)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False,
                              y_numeric=False, reset=True)
         X = check_X(X, owner=type(self).__name__)
@@ -136,6 +148,8 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
         return X, y
 
     def _check_X(self, X):
+        self._validate_params()  # parameters may have been changed since fitting
+        check_sparse_structure(X, owner=type(self).__name__)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=False, reset=False)
         return check_X(X, owner=type(self).__name__)
 

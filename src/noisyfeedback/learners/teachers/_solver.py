@@ -1,7 +1,7 @@
 """Solver of the (teacher-constrained) linear SVM: dual coordinate ascent with the method of
 multipliers, finished by an interior-point method on a working set; certified by the duality gap.
 
-Problem (Dekel & Shamir 2009, eq. (4); SPEC §4.12), with m examples, teacher t(i),
+Problem (Dekel & Shamir 2009, eq. (4); docs/algorithms.md §4.12), with m examples, teacher t(i),
 S_t the examples of teacher t, n_t = |S_t|, k_t = m/n_t, ε_t = ε/√n_t:
 
     P(w, ν) = λ/2‖w‖² + Σ_t ε_t ν_t + (1/m) Σ_i [c_i(ν) − y_i⟨x_i, w⟩]_+ ,   ν ≥ 0,

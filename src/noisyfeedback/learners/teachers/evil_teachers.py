@@ -1,4 +1,4 @@
-"""EvilTeacherSVM: the teacher-constrained SVM of Dekel & Shamir (2009), SPEC §4.12."""
+"""EvilTeacherSVM: the teacher-constrained SVM of Dekel & Shamir (2009), docs/algorithms.md §4.12."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, Options
 from ...base import make_rng
 from . import _solver
@@ -136,7 +137,7 @@ class EvilTeacherSVM(BinaryLinearLearner):
 
     Notes
     -----
-    The objective is the paper's eq. (4) (= SPEC §4.12) and its ξ-form after
+    The objective is the paper's eq. (4) (= docs/algorithms.md §4.12) and its ξ-form after
     eq. (3); the dual constraint derived from it is exactly eq. (3), with ν_t its
     multiplier. With eq. (1)'s scaling the primal–dual relation is
     w = (1/λ)·Σ α_i y_i x_i (the paper writes w = Σ α_i y_i x_i).
@@ -155,6 +156,12 @@ class EvilTeacherSVM(BinaryLinearLearner):
         "seed": AnySeed(),
     }
     _test_params: ClassVar[dict[str, Any]] = {"lam": 1e-2, "eps": 1.0}
+    _learned_state: ClassVar[dict[str, Any]] = {
+        **BinaryLinearLearner._learned_state,
+        "nu_": Array(("n_teachers",)),
+        "teacher_sizes_": Array(("n_teachers",), "int64"),
+        "teacher_margin_": Array(("n_teachers",), finite=False),
+    }
 
     def __init__(self, lam: float = 1e-4, eps: float = 1.0, fit_intercept: bool = False,
                  tol: float = 1e-6, max_iter: int = 100_000, seed=0):

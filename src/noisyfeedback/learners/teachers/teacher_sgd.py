@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options
 from ...base import make_rng
 from ...kernels.teachers import teacher_sgd_steps
@@ -90,6 +91,11 @@ class TeacherSGD(BinaryLinearLearner):
         "seed": AnySeed(),
     }
     _test_params: ClassVar[dict[str, Any]] = {"lam": 1e-2, "eps": 1.0, "n_epochs": 5}
+    _learned_state: ClassVar[dict[str, Any]] = {
+        **BinaryLinearLearner._learned_state,
+        "teacher_sizes_": Array(("n_teachers",), "int64"),
+        "n_capped_": Integer(0),
+    }
 
     def __init__(self, lam: float = 1e-4, eps: float | None = 1.0, n_epochs: int = 10,
                  fit_intercept: bool = False, seed=0):

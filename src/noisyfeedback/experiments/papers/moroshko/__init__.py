@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..recipes import Claim, claims_table, register_recipe
+from ...engine import make_task, task_kind
+from ...recipes import Claim, Paper, claims_table, register_paper, run_paper
 
 TITLE = "Moroshko & Crammer: online regression with controlled label noise rate (NLMS vs ORS)"
 
@@ -127,7 +128,7 @@ FULL_PLAN: dict[str, Any] = {
 # ================================================================ worker side
 @functools.lru_cache(maxsize=2)
 def _load(key: str) -> tuple[np.ndarray, np.ndarray]:
-    from ...datasets.regression import channel_equalization, ors_synthetic, speech_substitute
+    from ....datasets.regression import channel_equalization, ors_synthetic, speech_substitute
 
     spec = json.loads(key)
     kind = spec["kind"]
@@ -155,8 +156,8 @@ def dataset(spec: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def noise_channel(spec: dict[str, Any], n_rounds: int):
     """The GaussianNoise of a noise spec: clean, uniform (M, seed), increasing / decreasing (M), hammer (seed)."""
-    from ...datasets.regression import hammer_variance
-    from ...feedback import GaussianNoise
+    from ....datasets.regression import hammer_variance
+    from ....feedback import GaussianNoise
 
     kind = spec["kind"]
     if kind == "clean":
@@ -181,7 +182,7 @@ def make_learner(spec: dict[str, Any]):
 
 def _checkpoints(n_rounds: int, n: int) -> np.ndarray:
     """Log-spaced round counts that include the start of the late window and n_rounds."""
-    from ...simulate import log_checkpoints
+    from ....simulate import log_checkpoints
 
     late = n_rounds - int(round(LATE_FRACTION * n_rounds))
     return np.unique(np.concatenate([log_checkpoints(n_rounds, n), [max(1, late), n_rounds]]))
@@ -205,7 +206,7 @@ def late_mse(checkpoints, curve, fraction: float = LATE_FRACTION) -> float:
 
 def run_one(data: dict, noise: dict, learner: dict, sim_seed: int, n_checkpoints: int) -> dict[str, Any]:
     """One ``nf.simulate`` run over every row of ``data`` in order; the numbers a report needs."""
-    from ...simulate import simulate
+    from ....simulate import simulate
 
     X, y = dataset(data)
     n = y.shape[0]
@@ -243,7 +244,7 @@ def self_tuned_trace(data: dict, noise: dict, learner: dict, sim_seed: int, bloc
     the noisy labels ``nf.simulate(..., shuffle=False, seed=sim_seed)`` would draw (so it is that
     simulation, bit for bit); record the instantaneous budget (labels so far / rounds so far) and a
     after every block."""
-    from ...simulate import simulation_streams
+    from ....simulate import simulation_streams
 
     X, y = dataset(data)
     n = y.shape[0]
@@ -263,6 +264,7 @@ def self_tuned_trace(data: dict, noise: dict, learner: dict, sim_seed: int, bloc
     return {"rounds": rounds, "budget": spend, "a": a, "w": L.w_.tolist()}
 
 
+@task_kind("moroshko.work")
 def work(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task of the recipe (what the backends map over); returns {"key": ..., results}."""
     op = task["op"]
@@ -344,26 +346,19 @@ def _budget_noise(schedule: str, M: float, seed: int) -> dict:
     return {"kind": schedule, "M": M, **({"seed": seed} if schedule == "uniform" else {})}
 
 
-def _map(tasks: list[dict], jobs: int, bars, label: str) -> dict:
-    from ..backends import make_backend
-
-    done = {}
-    bar = bars.add(label, total=len(tasks), completed=0)
-    with make_backend(jobs) as backend:
-        for res in backend.imap_unordered(work, tasks):
-            done[tuple(res["key"]) if isinstance(res["key"], list) else res["key"]] = res
-            bars.advance(bar)
-    return {task["key"]: done[task["key"]] for task in tasks}  # in task order, whatever the backend
+def _map(engine, tasks: list[dict], label: str) -> dict:
+    """Run ``tasks`` through the engine; their results by key, in task order."""
+    tasks = [make_task("moroshko.work", **t) for t in tasks]
+    results = engine.run(tasks, label)
+    return {task["key"]: rows[0] for task, rows in zip(tasks, results)}
 
 
 def _best(grid: list[dict]) -> dict:
     return min(grid, key=lambda row: row["mse"])
 
 
-def run_all(plan: dict, jobs: int = 1, progress: Any = False) -> dict[str, Any]:
-    """Run every experiment of ``plan``; return the raw results (tuning grids, runs, traces)."""
-    from ..runner import _Bars
-
+def run_all(engine, plan: dict) -> dict[str, Any]:
+    """Run every experiment of ``plan`` through ``engine``; return the raw results (tuning grids, runs, traces)."""
     settings = _single_settings(plan)
     bud = plan["budget"]
     nb = bud["n_samples"]
@@ -390,9 +385,9 @@ def run_all(plan: dict, jobs: int = 1, progress: Any = False) -> dict[str, Any]:
                         "noise": _budget_noise(sched, bud["M"], TUNE_NOISE_SEED),
                         "learner": _with(_budget_learner(rule, strategy, B, nb), seed=TUNE_SIM_SEED),
                         "r_grid": plan["r_grid"], "budget": B, "a_steps": bud["a_steps"]})
-    with _Bars(progress) as bars:
+    if True:  # the engine's parts: tuning, then the runs with the chosen values
         t0 = time.perf_counter()
-        tuned = _map(tune_tasks, jobs, bars, "moroshko: tuning r, β, a")
+        tuned = _map(engine, tune_tasks, "tuning r, β, a")
         t_tune = time.perf_counter() - t0
         report_tasks = []
         for st in settings:
@@ -426,7 +421,7 @@ def run_all(plan: dict, jobs: int = 1, progress: Any = False) -> dict[str, Any]:
                 "learner": _with(_budget_learner("scaling", "auto_self_tuned", B7, nb), r=best["r"], seed=0),
                 "sim_seed": 0})
         t0 = time.perf_counter()
-        reported = _map(report_tasks, jobs, bars, "moroshko: report runs")
+        reported = _map(engine, report_tasks, "report runs")
         t_report = time.perf_counter() - t0
     return {"settings": settings, "tuned": tuned, "reported": reported, "budgets": budgets,
             "seconds": {"tuning": t_tune, "report": t_report}}
@@ -550,7 +545,8 @@ def _mean(s: pd.DataFrame, setting: str, variant: str, col: str = "MSE") -> floa
 
 def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_budgets: list[float],
                 B7: float) -> list[Claim]:
-    """The paper's qualitative claims (Section 4), judged from our summaries (see the module constants)."""
+    """The paper's qualitative claims (Section 4), judged from our summaries (see the module constants).
+    Long on purpose: one flat block per claim (25 of them), each with its threshold beside it."""
     claims: list[Claim] = []
     syn = [s for s in single["setting"].unique() if s.startswith("synthetic")][0]
     m = {v: _mean(single, syn, v) for v in VARIANTS}
@@ -611,7 +607,7 @@ def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_bu
             "grows with M", "; ".join(f"M={Ms[i]:g}: {x:+.1%}" for i, x in zip(order, imp)),
             bool(np.all(np.diff(imp) > 0)), "improvement = 1 − MSE ratio to noisy-feedback NLMS"))
     claims.append(Claim(
-        "Fig. 4 (SPEC §8): ORS ('beta') below NLMS at every noise level M",
+        "Fig. 4 (docs/algorithms.md §8): ORS ('beta') below NLMS at every noise level M",
         "below at every M", "; ".join(f"M={Ms[i]:g}: ratio {_mean(single, chan[i], 'beta', 'ratio to noisy NLMS'):.3f}"
                                       for i in order),
         bool(all(_mean(single, c, "beta", "ratio to noisy NLMS") < 1 for c in chan)), ""))
@@ -826,47 +822,29 @@ def _plan(quick: bool) -> dict:
     return dict(QUICK_PLAN if quick else FULL_PLAN)
 
 
-def _save_results(out_dir: Path, frames: dict[str, pd.DataFrame]) -> list[str]:
-    from ..store import atomic_write_bytes
-
-    (out_dir / "results").mkdir(parents=True, exist_ok=True)
-    names = []
-    for name, df in frames.items():
-        buf = io.BytesIO()
-        df.to_parquet(buf, index=False)
-        atomic_write_bytes(out_dir / "results" / f"{name}.parquet", buf.getvalue())
-        names.append(f"results/{name}.parquet")
-    return names
-
-
-def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
-    from ...report import Section, write_report
-
-    out_dir = Path(out_dir)
-    t0 = time.perf_counter()
-    raw = run_all(plan, jobs=jobs, progress=progress)
-    elapsed = time.perf_counter() - t0
+def run_parts(engine, plan: dict, data_dir=None) -> dict[str, Any]:
+    """Every part of ``plan`` through the engine, and the tables the report and the claims read."""
+    raw = run_all(engine, plan)
     tun = tuning_frame(raw)
     single = single_frame(raw)
     budget = budget_frame(raw)
-    s_single = summary_single(single)
     s_budget = summary_budget(budget)
-    B7 = plan["self_tuned_budget"]
-    traces = {k[1]: v for k, v in raw["reported"].items() if k[0] == "trace"}
-    fig6 = s_budget[s_budget["B"].isin(plan["budget"]["budgets"])].reset_index(drop=True)
-    claims = make_claims(s_single, fig6, traces, raw["budgets"], B7)
-    files = _save_results(out_dir, {"tuning": tun, "single_label": single.drop(columns=["checkpoints", "curve"]),
-                                    "budget": budget})
+    frames = {"tuning": tun, "single_label": single.drop(columns=["checkpoints", "curve"]), "budget": budget}
+    for name, df in frames.items():
+        engine.write_table(name, df)
+    return {"raw": raw, "tun": tun, "single": single, "budget": budget, "s_single": summary_single(single),
+            "s_budget": s_budget, "traces": {k[1]: v for k, v in raw["reported"].items() if k[0] == "trace"},
+            "fig6": s_budget[s_budget["B"].isin(plan["budget"]["budgets"])].reset_index(drop=True),
+            "files": [f"results/{name}.parquet" for name in frames]}
 
-    settings = raw["settings"]
-    grids = (plan["r_grid"], plan["beta_grid"])
-    by_fig = {f: [st["setting"] for st in settings if st["figure"] == f] for f in ("Figure 2", "Figure 4", "Figure 5")}
-    syn = by_fig["Figure 2"][0]
-    n_hold = sum(bool(c.holds) for c in claims)
-    n_judged = sum(c.holds is not None for c in claims)
 
-    # the "tuned NLMS closes the gap" evidence: at ORS's r, NLMS is far worse; at its own r, much less
+def claims(results: dict, ctx) -> list[Claim]:
+    return make_claims(results["s_single"], results["fig6"], results["traces"], results["raw"]["budgets"],
+                       ctx.plan["self_tuned_budget"])
+
+
+def _gap_table(tun: pd.DataFrame, syn: str) -> pd.DataFrame:
+    """The "tuned NLMS closes the gap" evidence: at ORS's r, NLMS is far worse; at its own r, much less."""
     g = tun[(tun["kind"] == "single") & (tun["setting"] == syn)]
     nl = g[g["variant"] == "noisy feedback"].set_index("r")["mse"]
     gap_rows = []
@@ -881,11 +859,14 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
                          "ratio at r = 1 (both)": float(h[np.isclose(h["r"], 1.0)]["mse"].min() / nl.loc[
                              nl.index[np.isclose(nl.index, 1.0)]].iloc[0]) if np.isclose(nl.index, 1.0).any()
                          else np.nan})
-    gap = pd.DataFrame(gap_rows)
+    return pd.DataFrame(gap_rows)
 
+
+def _setup(plan: dict, quick: bool, elapsed: float, jobs: int, raw: dict, files: list[str]) -> list[str]:
+    B7 = plan["self_tuned_budget"]
     syn_plan, ch_plan, sp_plan, bud = plan["synthetic"], plan["channel"], plan["speech"], plan["budget"]
     mode = "quick" if quick else "full"
-    setup = [
+    return [
         f"Mode: **{mode}**. Every run visits its rows once, in order (`nf.simulate(..., shuffle=False)`), "
         "and is scored by the cumulative mean squared error of the prediction made before the update against "
         "the **clean** target (the paper's measure).",
@@ -916,6 +897,10 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
         f"Wall time: {elapsed:.0f} s with {jobs} job(s) (tuning {raw['seconds']['tuning']:.0f} s, runs "
         f"{raw['seconds']['report']:.0f} s). Results tables: " + ", ".join(f"`{f}`" for f in files) + ".",
     ]
+
+
+def _substitute(plan: dict, quick: bool) -> list[str]:
+    sp_plan = plan["speech"]
     substitute = [
         "**Figure 5 runs on substitute data.** The paper filters a clean speech *recording* through 'a typical "
         "room impulse response of length 1024', with feedback 'recorded with hammer noise in the background'; "
@@ -930,6 +915,12 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
         substitute.append("Quick mode shrinks every experiment (fewer rounds and seeds, coarser grids, a 256-tap "
                           "speech filter): its numbers show the pipeline works, not the paper's values; run "
                           "without --quick for the reproduction.")
+    return substitute
+
+
+def _findings(claims: list[Claim], s_single: pd.DataFrame, gap: pd.DataFrame, syn: str) -> list[str]:
+    n_hold = sum(bool(c.holds) for c in claims)
+    n_judged = sum(c.holds is not None for c in claims)
     v_unk = "one sample and pred (unknown v)"
     syn_row = s_single[s_single["setting"] == syn].set_index("variant")
     findings = [
@@ -950,7 +941,25 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
         "cannot do clearly better than NLMS; where ‖x‖² varies a lot (the speech substitute's pauses) the two "
         "differ and it helps.",
     ]
-    sections = [
+    return findings
+
+
+def sections(results: dict, claims: list[Claim], ctx) -> list:
+    """The report's sections (results, claims -> sections)."""
+    from ....report import Section
+
+    plan, raw, tun, single = ctx.plan, results["raw"], results["tun"], results["single"]
+    s_single, fig6, traces, B7 = results["s_single"], results["fig6"], results["traces"], plan["self_tuned_budget"]
+    grids = (plan["r_grid"], plan["beta_grid"])
+    by_fig = {f: [st["setting"] for st in raw["settings"] if st["figure"] == f]
+              for f in ("Figure 2", "Figure 4", "Figure 5")}
+    syn = by_fig["Figure 2"][0]
+    ch_plan = plan["channel"]
+    gap = _gap_table(tun, syn)
+    setup = _setup(plan, ctx.quick, ctx.seconds, ctx.jobs, raw, results["files"])
+    substitute = _substitute(plan, ctx.quick)
+    findings = _findings(claims, s_single, gap, syn)
+    return [
         Section("Set-up", text=setup),
         Section("Data: substitutes", text=substitute),
         Section("Paper's claims vs our measurements", text=findings, tables={
@@ -983,16 +992,22 @@ def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any 
         Section("Figure 7: the self-tuned budget", figures={
             f"Figure 7: instantaneous budget and a during 'auto self tuned' runs, B = {B7:g}": fig_trace(traces, B7)}),
     ]
-    return write_report(out_dir, TITLE + (" (quick)" if quick else ""), sections,
-                        intro="ORS (online regression with scaling) shrinks NLMS's step by α_t when the label's noise "
-                              "variance is large. This report reruns the paper's Section 4 — every figure — with r "
-                              "and β tuned per method on a separate sequence, and puts the paper's statements next "
-                              "to our measurements.")
 
 
-@register_recipe("moroshko", title="Moroshko & Crammer: online regression with controlled label noise rate",
-                 description="Figs. 2, 4–7: NLMS vs ORS (every scaling rule, known/unknown variance) on synthetic, "
-                             "channel-equalization and substitute speech data; label-budget strategies.")
-def moroshko(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Moroshko & Crammer: Figures 2, 4, 5, 6 and 7 (generated data only; ``data_dir`` is not used)."""
-    return run(_plan(quick), quick=quick, out_dir=Path(out_dir), jobs=jobs, progress=progress)
+INTRO = ("ORS (online regression with scaling) shrinks NLMS's step by α_t when the label's noise "
+         "variance is large. This report reruns the paper's Section 4 — every figure — with r "
+         "and β tuned per method on a separate sequence, and puts the paper's statements next "
+         "to our measurements.")
+
+PAPER = register_paper(Paper(
+    name="moroshko", title=TITLE,
+    url="https://proceedings.mlr.press/v25/moroshko12.html",
+    plan=lambda quick, data_dir=None: _plan(quick), run=lambda eng, plan, data_dir: run_parts(eng, plan, data_dir),
+    claims=lambda results, ctx: claims(results, ctx), sections=lambda r, c, ctx: sections(r, c, ctx), intro=INTRO,
+    description="Figs. 2, 4–7: NLMS vs ORS (every scaling rule, known/unknown variance) on synthetic, "
+                "channel-equalization and substitute speech data; label-budget strategies."))
+
+
+def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
+    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
+    return run_paper(PAPER, quick=quick, data_dir=None, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..recipes import Claim, claims_table, register_recipe
+from ...recipes import Claim, Paper, claims_table, register_paper, run_paper
 
 TITLE = "Batra & Manwani (2021): multiclass classification using dilute bandit feedback"
 
@@ -56,7 +56,7 @@ PAPER_TABLE1: dict[str, dict[str, float]] = {
 NOT_AVAILABLE = ("CIFAR-10", "SVHN")
 LEVELS = ("low", "medium", "high")
 
-#: SOBA keeps its full (Kd)×(Kd) matrix A⁻¹ only when K·d is at most this (SPEC §4.7); else the diagonal variant
+#: SOBA keeps its full (Kd)×(Kd) matrix A⁻¹ only when K·d is at most this (docs/algorithms.md §4.7); else the diagonal variant
 SOBA_FULL_MAX_KD = 1000
 
 #: "comparable": ours ≤ COMPARABLE_REL · other + COMPARABLE_ABS (the paper gives no threshold)
@@ -347,7 +347,7 @@ def fig_gamma(tun: pd.DataFrame, ds: str, paper: dict[str, float], levels: dict[
 
 
 def _curves(ax, rows: pd.DataFrame, order: list[str], title: str):
-    from ...plots import learning_curves
+    from ....plots import learning_curves
 
     rows = rows[rows["algo"].isin(order)]
     rows = rows.assign(_o=rows["algo"].map({a: i for i, a in enumerate(order)})).sort_values(["_o", "seed"])
@@ -463,7 +463,7 @@ def make_claims(fin: pd.DataFrame, gaps: pd.DataFrame, gtab: pd.DataFrame, msw: 
                             "comparable", "not run" + (" (quick mode)" if quick else ""), None,
                             "needs Fashion-MNIST (full mode)"))
 
-    # Fig. 4: MC-DBF converges to MC-SLP (SPEC §8)
+    # Fig. 4: MC-DBF converges to MC-SLP (docs/algorithms.md §8)
     for _, r in gaps.iterrows():
         shrinks = abs(r["gap at T"]) < abs(r["gap at T/10"])
         ok = bool(abs(r["gap, 2nd half"]) <= CONVERGED_GAP)
@@ -499,13 +499,9 @@ def _plan(quick: bool) -> dict:
     return dict(QUICK_PLAN if quick else FULL_PLAN)
 
 
-def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) into ``out_dir`` and write the report."""
-    from ...report import Section, write_report
-    from ..runner import run_experiment
-    from ..store import read_results
-
-    out_dir = Path(out_dir)
+def run_parts(engine, plan: dict, data_dir) -> dict[str, Any]:
+    """Per available data set, the main sweep and then the m sweep (at the γ chosen for medium m), through
+    the engine; the tables the claims and the report read."""
     t0 = time.perf_counter()
     frames, mframes = [], []
     soba_variant, levels_by_ds, m_gamma, shapes = {}, {}, {}, {}
@@ -529,17 +525,13 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         diagonal = K * d > SOBA_FULL_MAX_KD
         soba_variant[ds["label"]] = (f"diagonal A (K·d = {K * d:,})" if diagonal
                                      else f"full A⁻¹ (K·d = {K * d:,})")
-        res = run_experiment(_main_config(ds, plan, K, diagonal), out_dir / "results" / ds["label"], jobs=jobs,
-                             progress=progress, data_dir=data_dir)
-        df = read_results(res)
+        df = engine.sweep(_main_config(ds, plan, K, diagonal), ds["label"], data_dir)
         frames.append(df)
         # Figure 5 at a constant γ: the one our selection chose for medium m on this data set
         med = levels_by_ds[ds["label"]]["medium"]
         h = df[(df["phase"] == "tuning") & (df["learner"] == "MCDBF") & (df["learner.m"] == med)]
         m_gamma[ds["label"]] = float(json.loads(h["chosen"].iloc[0])["gamma"])
-        res_m = run_experiment(_m_config(ds, plan, K, m_gamma[ds["label"]]), out_dir / "results" / f"{ds['label']}-m",
-                               jobs=jobs, progress=progress, data_dir=data_dir)
-        mframes.append(read_results(res_m))
+        mframes.append(engine.sweep(_m_config(ds, plan, K, m_gamma[ds["label"]]), f"{ds['label']}-m", data_dir))
     elapsed = time.perf_counter() - t0
 
     df = _with_algo(pd.concat(frames, ignore_index=True))
@@ -553,19 +545,29 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
     fin = final_table(rep)
     gaps = gap_table(rep)
     gtab = gamma_table(tun, paper_name, levels_by_ds)
-    claims = make_claims(fin, gaps, gtab, msw, levels_by_ds, quick, real, synthetic)
-    n_claims = sum(c.holds is not None for c in claims)
-    ours_col = gtab.loc[~gtab["dataset"].isin(NOT_AVAILABLE), "our γ"].astype(str)
-    n_tuned, n_top = len(ours_col), int(ours_col.str.contains("top of the grid").sum())
-    n_hold = sum(bool(c.holds) for c in claims)
+    return {"df": df, "msw": msw, "rep": rep, "tun": tun, "labels": labels, "synthetic": synthetic, "real": real,
+            "paper_name": paper_name, "fin": fin, "gaps": gaps, "gtab": gtab, "datasets": plan["datasets"],
+            "soba_variant": soba_variant, "levels_by_ds": levels_by_ds, "m_gamma": m_gamma, "shapes": shapes,
+            "missing": missing, "elapsed": elapsed}
 
+
+def claims(results: dict, ctx) -> list[Claim]:
+    r = results
+    return make_claims(r["fin"], r["gaps"], r["gtab"], r["msw"], r["levels_by_ds"], ctx.quick, r["real"],
+                       r["synthetic"])
+
+
+def _setup(results: dict, plan: dict, quick: bool, jobs: int) -> list[str]:
+    labels, shapes, levels_by_ds = results["labels"], results["shapes"], results["levels_by_ds"]
+    soba_variant, m_gamma, elapsed = results["soba_variant"], results["m_gamma"], results["elapsed"]
+    plan = {**plan, "datasets": results["datasets"]}
     T = plan["n_rounds"]
     mode = "quick" if quick else "full"
     ds_text = ", ".join(
         f"{lb} (K = {shapes[lb][0]}, d = {shapes[lb][1]}" + (f", {ds.get('n_samples'):,} examples" if ds.get("n_samples") else "")
         + (", rows scaled to unit L2 norm" if ds.get("normalize") else "") + ")"
         for lb, ds in zip(labels, plan["datasets"]))
-    setup = [
+    return [
         f"Mode: **{mode}**. Data: {ds_text}. {T:,} rounds per run (passes over the data, each in a fresh seeded "
         f"order); γ chosen per (dataset, algorithm, m) on tuning seed(s) {plan['tuning_seeds']} as the lowest final "
         f"online error, then each algorithm ran with its chosen γ on report seeds {plan['report_seeds']}; bands "
@@ -581,12 +583,15 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         "mistakes M̂ the paper's theory bounds.",
         "SOBA ran as: " + "; ".join(f"{k}: {v}" for k, v in soba_variant.items())
         + f". The full second-order matrix costs O((Kd)²) per update, so it runs only where K·d ≤ "
-          f"{SOBA_FULL_MAX_KD:,} (SPEC §4.7); the paper does not say which it used.",
+          f"{SOBA_FULL_MAX_KD:,} (docs/algorithms.md §4.7); the paper does not say which it used.",
         f"Figure 5 runs MC-DBF for m = 1 … K − 1 at a constant γ (the paper: 'for the same number of rounds and "
         f"constant γ'): the γ our selection chose for medium m ("
         + ", ".join(f"{k}: {v:g}" for k, v in m_gamma.items()) + f"), over seeds {plan['m_sweep_seeds']}.",
         f"Wall time of all sweeps: {elapsed:.0f} s with {jobs} job(s).",
     ]
+
+
+def _data_note(missing: list[str], quick: bool) -> list[str]:
     data_note = [
         "**Not reproduced: CIFAR-10 and SVHN.** The paper runs every data set through an ImageNet-pretrained "
         "VGG-16 and learns on its 512-d last-layer features. Those features (and a VGG-16) are not available "
@@ -602,11 +607,20 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         data_note.append("Quick mode runs on SynSep and scikit-learn's digits (8×8, K = 10) with few rounds and "
                          "seeds: its numbers show the method and the pipeline work, not the paper's values; run "
                          "without --quick (with --data-dir holding MNIST and Fashion-MNIST) for the reproduction.")
-    findings = [
+    return data_note
+
+
+def _findings(results: dict, claims: list[Claim]) -> list[str]:
+    gtab = results["gtab"]
+    n_claims = sum(c.holds is not None for c in claims)
+    ours_col = gtab.loc[~gtab["dataset"].isin(NOT_AVAILABLE), "our γ"].astype(str)
+    n_tuned, n_top = len(ours_col), int(ours_col.str.contains("top of the grid").sum())
+    n_hold = sum(bool(c.holds) for c in claims)
+    return [
         f"{n_hold} of {n_claims} checked claims hold in this run. A claim that does not hold is a finding of "
         "this reproduction; nothing was tuned to match the paper.",
         "MC-SLP (the full-information version of MC-DBF) updates on every round, also when y ∈ Ŷ, with the "
-        "gradient of a top-m set loss (SPEC §4.8): its top-1 error is well above the Perceptron's though its "
+        "gradient of a top-m set loss (docs/algorithms.md §4.8): its top-1 error is well above the Perceptron's though its "
         "set-miss rate is low. MC-DBF can at best approach MC-SLP, so it inherits that top-1 error.",
         f"{n_top} of {n_tuned} γ choices are at the top of their grid. The error counts only the greedy "
         "label argmax Wx, never the explored set (the paper's metric, §5.3), so exploring costs nothing in it and "
@@ -614,6 +628,19 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         "MC-DBF's importance weight 1/(Z(Ỹ)·τ1) is huge for sets far from Ŷ when γ is small (Z ≈ m!·(γ/K)^m), "
         "so the variance of its update, and the best γ, grow with m.",
     ]
+
+
+def sections(results: dict, claims: list[Claim], ctx) -> list:
+    """The report's sections (results, claims -> sections)."""
+    from ....report import Section
+
+    r = results
+    rep, tun, msw, gaps, fin, gtab = r["rep"], r["tun"], r["msw"], r["gaps"], r["fin"], r["gtab"]
+    labels, real, synthetic, paper_name = r["labels"], r["real"], r["synthetic"], r["paper_name"]
+    levels_by_ds, m_gamma, T = r["levels_by_ds"], r["m_gamma"], ctx.plan["n_rounds"]
+    setup = _setup(r, ctx.plan, ctx.quick, ctx.jobs)
+    data_note = _data_note(r["missing"], ctx.quick)
+    findings = _findings(r, claims)
     gaps_show = gaps.copy()
     for c in gaps_show.columns:
         if gaps_show[c].dtype.kind == "f":
@@ -646,19 +673,25 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
                 figures={f"Figure 6, {lb}: cumulative online error, log-log": fig_compare(rep, lb, levels_by_ds[lb])
                          for lb in synthetic}),
         Section("Results tables", text=[
-            f"One row per run (Parquet) under `{os.path.relpath(out_dir / 'results', out_dir)}/`: per data set the "
+            "One row per run (Parquet) under `results/`: per data set the "
             "main sweep (`<dataset>/results.parquet`, with the tuning rows) and the m sweep "
             "(`<dataset>-m/results.parquet`). Rerunning the command resumes and reuses finished runs."]),
     ]
-    return write_report(out_dir, TITLE + (" (quick)" if quick else ""), sections,
-                        intro="MC-DBF learns a linear multiclass classifier from diluted bandit feedback: it proposes "
-                              "a set of m labels and only learns whether the true label is in it. This report "
-                              "reruns the paper's Section 5 and puts its statements next to our numbers.")
+    return sections
 
 
-@register_recipe("batra2021", title=TITLE,
-                 description="Figs. 2–6 and Table 1: MC-DBF (low/medium/high m) vs MC-SLP, Perceptron, SOBA; "
-                             "γ chosen on separate seeds; set-miss rates.")
-def batra2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Batra & Manwani (2021): Figures 2–6 and Table 1."""
-    return run(_plan(quick), quick=quick, data_dir=data_dir, out_dir=Path(out_dir), jobs=jobs, progress=progress)
+INTRO = ("MC-DBF learns a linear multiclass classifier from diluted bandit feedback: it proposes "
+         "a set of m labels and only learns whether the true label is in it. This report "
+         "reruns the paper's Section 5 and puts its statements next to our numbers.")
+
+PAPER = register_paper(Paper(
+    name="batra2021", title=TITLE, url="https://arxiv.org/abs/2105.09534",
+    plan=lambda quick, data_dir=None: _plan(quick), run=lambda eng, plan, data_dir: run_parts(eng, plan, data_dir),
+    claims=lambda results, ctx: claims(results, ctx), sections=lambda r, c, ctx: sections(r, c, ctx), intro=INTRO,
+    description="Figs. 2–6 and Table 1: MC-DBF (low/medium/high m) vs MC-SLP, Perceptron, SOBA; "
+                "γ chosen on separate seeds; set-miss rates."))
+
+
+def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
+    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) into ``out_dir`` and write the report."""
+    return run_paper(PAPER, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)

@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..recipes import Claim, claims_table, register_recipe
+from ...engine import make_task, task_kind
+from ...recipes import Claim, Paper, claims_table, register_paper, run_paper
 
 TITLE = "Louche & Ralaivola (2015): unconfused ultraconservative multiclass algorithms (UMA)"
 
@@ -128,7 +129,7 @@ def _seed(*keys: int) -> int:
 
 
 def _metrics(y_true, y_pred, K: int) -> dict[str, float]:
-    from ...metrics import confusion_rate, error_rate
+    from ....metrics import confusion_rate, error_rate
 
     return {"error": float(error_rate(y_true, y_pred)), "confusion_rate": float(confusion_rate(y_true, y_pred, K))}
 
@@ -140,7 +141,7 @@ def _offdiag_norm(C: np.ndarray) -> float:
 
 # ---------------------------------------------------------------- toy data
 def _toy_split(plan: dict, run: int, n_train: int | None = None):
-    from ...datasets.uma_toy import uma_toy
+    from ....datasets.uma_toy import uma_toy
 
     t = plan["toy"]
     n_tr = int(t["n_train"] if n_train is None else n_train)
@@ -151,9 +152,9 @@ def _toy_split(plan: dict, run: int, n_train: int | None = None):
 
 def toy_task(plan: dict, run: int) -> list[dict]:
     """Figures 1(a) and 1(b) for one run: one toy data set, one reference matrix R (seeded by the run)."""
-    from ...feedback import ConfusionNoise
-    from ...learners.label_noise.uma import UMA
-    from ...noise.confusion import random_confusion
+    from ....feedback import ConfusionNoise
+    from ....learners.label_noise.uma import UMA
+    from ....noise.confusion import random_confusion
 
     K, T = int(plan["toy"]["n_classes"]), int(plan["max_iter"])
     Xtr, ytr, Xte, yte = _toy_split(plan, run)
@@ -183,9 +184,9 @@ def toy_task(plan: dict, run: int) -> list[dict]:
 
 def sample_size_task(plan: dict, lam: float, n_train: int, run: int) -> list[dict]:
     """UMA and the Perceptron at noise level λ with ``n_train`` training points (our sample-size panel)."""
-    from ...feedback import ConfusionNoise
-    from ...learners.label_noise.uma import UMA
-    from ...noise.confusion import random_confusion
+    from ....feedback import ConfusionNoise
+    from ....learners.label_noise.uma import UMA
+    from ....noise.confusion import random_confusion
 
     K, T = int(plan["toy"]["n_classes"]), int(plan["max_iter"])
     Xtr, ytr, Xte, yte = _toy_split(plan, run, n_train)
@@ -205,7 +206,7 @@ def strategy_curves(X, y_noisy, X_test, y_test, K: int, confusion, max_iter: int
 
     Each ``partial_fit`` on the whole set is one batch UMA iteration (the same step as ``fit``).
     """
-    from ...learners.label_noise.uma import UMA
+    from ....learners.label_noise.uma import UMA
 
     rows = []
     for strategy in STRATEGIES:
@@ -225,8 +226,8 @@ def strategy_curves(X, y_noisy, X_test, y_test, K: int, confusion, max_iter: int
 
 def fig5_toy_task(plan: dict, run: int) -> list[dict]:
     """Figure 5 on the toy data with class-conditional noise C(λ) (UMA's assumptions hold)."""
-    from ...feedback import ConfusionNoise
-    from ...noise.confusion import random_confusion
+    from ....feedback import ConfusionNoise
+    from ....noise.confusion import random_confusion
 
     K, T = int(plan["toy"]["n_classes"]), int(plan["max_iter"])
     Xtr, ytr, Xte, yte = _toy_split(plan, run)
@@ -281,9 +282,9 @@ def _label_spreading(X, y_partial, X_test):
 
 def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool) -> list[dict]:
     """Table 1's realistic protocol (paper's Section 4.2.1) for one run; Figure 5 curves if asked."""
-    from ...feedback import ConfusionNoise
-    from ...learners.label_noise.uma import UMA
-    from ...noise.confusion import confusion_counts, pseudo_label
+    from ....feedback import ConfusionNoise
+    from ....learners.label_noise.uma import UMA
+    from ....noise.confusion import confusion_counts, pseudo_label
 
     T = int(plan["max_iter"])
     t0 = time.perf_counter()
@@ -345,25 +346,24 @@ def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool) -> 
 
 
 # ---------------------------------------------------------------- running
-def _run_tasks(tasks: list[tuple], jobs: int, progress: Any, description: str) -> list[dict]:
-    """Run ``(func, *args)`` tasks (serially, or on ``jobs`` processes) with a progress bar; concatenated rows."""
-    from ..runner import _Bars
+@task_kind("louche2015.toy")
+def _toy_kind(task: dict) -> list[dict]:
+    return toy_task(task["plan"], task["run"])
 
-    rows: list[dict] = []
-    with _Bars(progress) as bars:
-        bar = bars.add(description, total=len(tasks), completed=0)
-        if jobs and int(jobs) > 1 and len(tasks) > 1:
-            from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=int(jobs), return_as="generator")
-            for out in par(delayed(f)(*a) for f, *a in tasks):
-                rows += out
-                bars.advance(bar)
-        else:
-            for f, *a in tasks:
-                rows += f(*a)
-                bars.advance(bar)
-    return rows
+@task_kind("louche2015.sample_size")
+def _sample_size_kind(task: dict) -> list[dict]:
+    return sample_size_task(task["plan"], task["lam"], task["n_train"], task["run"])
+
+
+@task_kind("louche2015.fig5_toy")
+def _fig5_toy_kind(task: dict) -> list[dict]:
+    return fig5_toy_task(task["plan"], task["run"])
+
+
+@task_kind("louche2015.table1")
+def _table1_kind(task: dict) -> list[dict]:
+    return table1_task(task["dataset"], task["plan"], task["run"], task.get("_data_dir"), task["with_curves"])
 
 
 def _available(ds: dict, data_dir) -> tuple[bool, str]:
@@ -378,22 +378,43 @@ def _available(ds: dict, data_dir) -> tuple[bool, str]:
     return True, ""
 
 
-def run_all(plan: dict, *, data_dir, jobs: int = 1, progress: Any = True) -> tuple[pd.DataFrame, list[str]]:
-    """Every experiment of ``plan``; returns (one row per fitted model or curve, skipped data sets)."""
-    tasks: list[tuple] = [(toy_task, plan, r) for r in range(int(plan["toy_runs"]))]
-    tasks += [(sample_size_task, plan, float(lam), int(n), r) for lam in plan["sample_size_lams"]
-              for n in plan["sample_sizes"] for r in range(int(plan["sample_size_runs"]))]
-    tasks += [(fig5_toy_task, plan, r) for r in range(int(plan["fig5_runs"]))]
+def plan_tasks(plan: dict, data_dir) -> tuple[list[dict], list[str]]:
+    """Every task of ``plan`` (toy, sample size, Figure 5 toy, Table 1 per available data set), and the
+    data sets skipped for want of their files."""
+    tasks = [make_task("louche2015.toy", plan=plan, run=r) for r in range(int(plan["toy_runs"]))]
+    tasks += [make_task("louche2015.sample_size", plan=plan, lam=float(lam), n_train=int(n), run=r)
+              for lam in plan["sample_size_lams"] for n in plan["sample_sizes"]
+              for r in range(int(plan["sample_size_runs"]))]
+    tasks += [make_task("louche2015.fig5_toy", plan=plan, run=r) for r in range(int(plan["fig5_runs"]))]
     skipped = []
     for ds in plan["table1"]:
         ok, why = _available(ds, data_dir)
         if not ok:
             skipped.append(why)
             continue
-        tasks += [(table1_task, ds, plan, r, data_dir, r < int(plan["fig5_runs"]))
-                  for r in range(int(plan["table1_runs"]))]
-    rows = _run_tasks(tasks, jobs, progress, "louche2015: UMA experiments")
-    return pd.DataFrame(rows), skipped
+        tasks += [make_task("louche2015.table1", dataset=ds, plan=plan, run=r, with_curves=r < int(plan["fig5_runs"]),
+                            _data_dir=data_dir) for r in range(int(plan["table1_runs"]))]
+    return tasks, skipped
+
+
+def run_parts(engine, plan: dict, data_dir) -> dict[str, Any]:
+    """Every experiment of ``plan`` through the engine: {"df": one row per fitted model or curve, "skipped"}."""
+    tasks, skipped = plan_tasks(plan, data_dir)
+    df = pd.DataFrame(engine.rows(tasks, "UMA experiments"))
+    engine.write_table("louche2015", df)
+    return {"df": df, "skipped": skipped}
+
+
+def run_all(plan: dict, *, data_dir, jobs: int = 1, progress: Any = True, out=None) -> tuple[pd.DataFrame, list[str]]:
+    """Every experiment of ``plan`` (results kept in ``out``, default a temporary folder)."""
+    import tempfile
+
+    from ...engine import Engine
+
+    with tempfile.TemporaryDirectory() as tmp, \
+            Engine(out or tmp, name="louche2015", jobs=jobs, progress=progress) as eng:
+        res = run_parts(eng, plan, data_dir)
+    return res["df"], res["skipped"]
 
 
 # ---------------------------------------------------------------- tables
@@ -517,6 +538,8 @@ def fig5_table(df: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- claims
 def make_claims(df: pd.DataFrame) -> list[Claim]:
+    """The paper's Section 4 statements, judged. Long on purpose: one flat block per claim, each with its
+    threshold (the module constants) beside it, in the paper's order."""
     claims: list[Claim] = []
     a = fig1a_table(df)
     if not a.empty:
@@ -524,7 +547,7 @@ def make_claims(df: pd.DataFrame) -> list[Claim]:
         lams_fail = [f"{v:g}" for v in a.loc[~below, "λ"]]
         claims.append(Claim(
             "Fig. 1(a): UMA's confusion rate is below the Perceptron's at every tested noise level "
-            "(also SPEC §8 and acceptance item 4)",
+            "(also docs/algorithms.md §8 and acceptance item 4)",
             "below at every level", f"below at {int(below.sum())} of {len(a)} levels"
             + (f"; not at λ = {', '.join(lams_fail)}" if lams_fail else "")
             + "; runs won per level: " + ", ".join(w.split(" of ")[0] + "/" + w.split(" of ")[1]
@@ -723,28 +746,12 @@ def _drop_private(t: pd.DataFrame) -> pd.DataFrame:
     return t.drop(columns=[c for c in t.columns if str(c).startswith("_")])
 
 
-def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
-    from ...report import Section, write_report
-    from ..store import atomic_path
-
-    out_dir = Path(out_dir)
-    t0 = time.perf_counter()
-    df, skipped = run_all(plan, data_dir=data_dir, jobs=jobs, progress=progress)
-    elapsed = time.perf_counter() - t0
-    results = out_dir / "results" / "louche2015.parquet"
-    with atomic_path(results) as tmp:
-        df.to_parquet(tmp, index=False)
-
-    claims = make_claims(df)
-    n_judged = sum(c.holds is not None for c in claims)
-    n_hold = sum(bool(c.holds) for c in claims)
+def _setup(df: pd.DataFrame, plan: dict, quick: bool, elapsed: float, jobs: int) -> list[str]:
     toy = plan["toy"]
     mode = "quick" if quick else "full"
     ran = [ds["label"] for ds in plan["table1"] if ds["label"] in set(df.get("dataset", pd.Series(dtype=str)).dropna())]
     t1_desc = "; ".join(_describe(ds) for ds in plan["table1"] if ds["label"] in ran)
-    setup = [
-        f"Mode: **{mode}**. Toy data: K = {toy['n_classes']} classes, d = {toy['n_features']}, margin γ = "
+    return [        f"Mode: **{mode}**. Toy data: K = {toy['n_classes']} classes, d = {toy['n_features']}, margin γ = "
         f"{toy['margin']:g}, {toy['n_train']:,} training and {toy['n_test']:,} test points per run, a fresh data set "
         f"and reference matrix R per run ({plan['toy_runs']} runs). Noise levels λ ∈ {plan['lams']}: "
         "C(λ) = N(I + λ(R − I)), which stops changing once every diagonal entry is clipped to 0 (λ ≈ 1.1–1.3 "
@@ -762,8 +769,11 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         f"Figure 5: {plan['fig5_runs']} run(s), test metrics every {plan['fig5_every']} iterations, on the toy data "
         f"with class-conditional noise C(λ = {plan['fig5_toy_lam']:g}) and on Table 1's pseudo-labels.",
         f"Wall time {elapsed:.0f} s with {jobs} job(s). Results (one row per fitted model or curve): "
-        f"`{os.path.relpath(results, out_dir)}`.",
+        "`results/louche2015.parquet`.",
     ]
+
+
+def _data_note(plan: dict, quick: bool, skipped: list[str]) -> list[str]:
     data_note = [
         "**The paper's numbers are not available to us.** The extracted text of the paper lost every number of its "
         "Section 4 (toy data sizes, K, d, γ, n_l, the kernel-PCA dimension, the number of runs, Table 1 and the "
@@ -786,6 +796,12 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
         data_note.append("Quick mode uses 4,000 toy training points, 2 runs and digits only: its numbers show the "
                          "pipeline works, not the paper's values (UMA's sample requirement grows with the noise, "
                          "so its strongest levels need the full mode's data — see the sample-size panel there).")
+    return data_note
+
+
+def _findings(df: pd.DataFrame, claims: list[Claim]) -> list[str]:
+    n_judged = sum(c.holds is not None for c in claims)
+    n_hold = sum(bool(c.holds) for c in claims)
     a = fig1a_table(df)
     findings = [f"{n_hold} of {n_judged} checked claims hold in this run. A claim that does not hold is a finding "
                 "of this reproduction; nothing was tuned to match the paper."]
@@ -819,6 +835,19 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
                         for ds, v in m.items())
             + ". The paper reports UMA slightly better than the Perceptron on the pseudo-labels; we do not "
               "reproduce that.")
+    return findings
+
+
+def sections(results: dict, claims: list[Claim], ctx) -> list:
+    """The report's sections (results, claims -> sections)."""
+    from ....report import Section
+
+    df, plan = results["df"], ctx.plan
+    setup = _setup(df, plan, ctx.quick, ctx.seconds, ctx.jobs)
+    data_note = _data_note(plan, ctx.quick, results["skipped"])
+    findings = _findings(df, claims)
+    a = fig1a_table(df)
+    m = _t1_means(df)
     fig5_sets = list(dict.fromkeys(df.loc[df["part"] == "fig5", "dataset"].dropna()))
     sections = [
         Section("Set-up", text=setup),
@@ -856,16 +885,23 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
             "Figure 5: pair-selection strategies along the iterations",
             figures={f"Figure 5, {ds}: test error and confusion rate per iteration": fig5(df, ds) for ds in fig5_sets},
             tables={"Figure 5: final values and means over the second half of the iterations": fig5_table(df)}))
-    return write_report(out_dir, TITLE + (" (quick)" if quick else ""), sections,
-                        intro="UMA learns a linear multiclass classifier from labels corrupted by a known confusion "
-                              "matrix C: each iteration it estimates, with C⁻¹, the sum of the points of true class q "
-                              "predicted as p, and makes a Perceptron step with it. This report reruns the paper's "
-                              "Section 4 and puts its statements next to our numbers.")
+    return sections
 
 
-@register_recipe("louche2015", title=TITLE,
-                 description="Figs. 1(a), 1(b), 5 and Table 1: UMA vs the Perceptron on toy data and the realistic "
-                             "pseudo-label protocol (digits, Letter); C estimated from a small clean set.")
-def louche2015(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Louche & Ralaivola (2015): Figures 1(a), 1(b), 5 and Table 1."""
-    return run(_plan(quick), quick=quick, data_dir=data_dir, out_dir=Path(out_dir), jobs=jobs, progress=progress)
+INTRO = ("UMA learns a linear multiclass classifier from labels corrupted by a known confusion "
+         "matrix C: each iteration it estimates, with C⁻¹, the sum of the points of true class q "
+         "predicted as p, and makes a Perceptron step with it. This report reruns the paper's "
+         "Section 4 and puts its statements next to our numbers.")
+
+PAPER = register_paper(Paper(
+    name="louche2015", title=TITLE, url="https://proceedings.mlr.press/v37/louche15.html",
+    plan=lambda quick, data_dir=None: _plan(quick), run=lambda eng, plan, data_dir: run_parts(eng, plan, data_dir),
+    claims=lambda results, ctx: make_claims(results["df"]), sections=lambda r, c, ctx: sections(r, c, ctx),
+    intro=INTRO,
+    description="Figs. 1(a), 1(b), 5 and Table 1: UMA vs the Perceptron on toy data and the realistic "
+                "pseudo-label protocol (digits, Letter); C estimated from a small clean set."))
+
+
+def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
+    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
+    return run_paper(PAPER, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..recipes import Claim, claims_table, register_recipe
+from ...engine import make_task, task_kind
+from ...recipes import Claim, Paper, claims_table, register_paper
 
 SETTINGS_FIG2 = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
 SETTINGS_TABLE1 = [(0.0, 0.0), (0.15, 0.15), (0.25, 0.25), (0.2, 0.4), (0.4, 0.2), (0.4, 0.4)]
@@ -106,7 +107,7 @@ def flip_rate_estimates(X, y, n_classes: int, settings, n_s: int, gamma: float =
     """Table 1's protocol: run RCINE for 2·n_s rounds under NoisyBandit(ρ0, ρ1); on its last n_s
     tuples (x, ỹ, f̃) — "an intermediate instance of RCINE" — estimate (ρ̂0, ρ̂1) with each method."""
     import noisyfeedback as nf
-    from ...noise import DEFAULT_METHOD, estimate_flip_rates
+    from ....noise import DEFAULT_METHOD, estimate_flip_rates
 
     rows = []
     for k, (rho0, rho1) in enumerate(settings):
@@ -190,41 +191,37 @@ def _claims(final: pd.DataFrame, df: pd.DataFrame, table1: dict[str, pd.DataFram
         err_nrest = np.maximum(np.abs(tab["nrest_rho0"] - tab["rho0"]), np.abs(tab["nrest_rho1"] - tab["rho1"])).max()
         paper = ds in PAPER_TABLE1
         paper_err = (np.abs(_paper_rates(ds, tab) - tab[["rho0", "rho1"]].to_numpy()).max() if paper else None)
-        claims.append(Claim(f"{ds}: our flip-rate estimator within 0.03 of the truth in all six settings (SPEC §8)",
+        claims.append(Claim(f"{ds}: our flip-rate estimator within 0.03 of the truth in all six settings (docs/algorithms.md §8)",
                             "≤ 0.03", f"max error {err_ours:.3f}", bool(err_ours <= 0.03),
                             f"NREst (our implementation of the paper's estimator) max error {err_nrest:.3f}"
                             + (f"; the paper's own Table 1 misses by up to {paper_err:.3f}" if paper else "")))
     return claims
 
 
-@register_recipe("agarwal2021", title="Agarwal & Manwani (2021): multiclass learning under noisy bandit feedback",
-                 description="Fig. 2, Fig. 3 and Table 1: RCNBF, RCINE, Banditron, BPA, SOBA; NREst vs our estimator.")
-def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Agarwal & Manwani (2021): Figure 2, Figure 3, Table 1."""
+@task_kind("agarwal2021.table1")
+def table1_setting(task: dict) -> dict:
+    """Table 1, one (data set, noise setting): :func:`flip_rate_estimates` with that setting's seed."""
     import noisyfeedback as nf
-    from ...noise import DEFAULT_METHOD
-    from ...report import Section, write_report
-    from .. import figures
-    from ..runner import run_experiment
-    from ..store import read_results
 
-    plan = _plan(quick, data_dir)
-    table1 = {}  # first: it decides acceptance and is cheaper than the sweeps; cached for reruns
+    ds = task["dataset"]
+    X, y = nf.datasets.load(ds["name"], data_dir=task.get("_data_dir"), normalize=ds.get("normalize", False))
+    k = task["setting_index"]
+    tab = flip_rate_estimates(X, y, int(y.max()) + 1, [tuple(task["setting"])], task["n_s"], seed=k)
+    return tab.to_dict("records")[0]
+
+
+def run_parts(engine, plan: dict, data_dir) -> dict:
+    """Table 1 first (it decides acceptance and is cheaper than the sweeps), then one sweep per data set
+    (and RCINE's own, where it has its own seeds): every task through the engine."""
+    import noisyfeedback as nf
+
+    table1 = {}
     for ds in plan["table1"]:
-        cache = out_dir / "results" / f"table1-{ds['label']}-{plan['table1_n_s']}.csv"
-        if cache.exists():
-            tab = pd.read_csv(cache)
-        else:
-            X, y = nf.datasets.load(ds["name"], data_dir=data_dir, normalize=ds.get("normalize", False))
-            tab = flip_rate_estimates(X, y, int(y.max()) + 1, SETTINGS_TABLE1, plan["table1_n_s"])
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tab.to_csv(cache.with_suffix(".tmp"), index=False)
-            os.replace(cache.with_suffix(".tmp"), cache)
-        table1[PAPER_NAMES.get(ds["name"], ds["label"])] = tab
-
+        tasks = [make_task("agarwal2021.table1", dataset=ds, setting=list(st), setting_index=k, n_s=plan["table1_n_s"],
+                           _data_dir=data_dir) for k, st in enumerate(SETTINGS_TABLE1)]
+        table1[PAPER_NAMES.get(ds["name"], ds["label"])] = pd.DataFrame(engine.rows(tasks, f"Table 1 ({ds['label']})"))
     t0 = time.perf_counter()
-    frames = []
-    soba_variants = {}
+    frames, soba_variants = [], {}
     parts = ("others", "rcine") if "rcine_report_seeds" in plan else ("all",)
     for ds in plan["datasets"]:
         X, _ = nf.datasets.load(ds["name"], data_dir=data_dir,
@@ -233,18 +230,18 @@ def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Pa
         soba_variants[ds["label"]] = "diagonal" if diagonal else "full"
         for part in parts:
             folder = ds["label"] if part in ("all", "others") else f"{ds['label']}-RCINE"
-            results = run_experiment(_config(ds, plan, diagonal, part), out_dir / "results" / folder, jobs=jobs,
-                                     progress=progress, data_dir=data_dir)
-            frames.append(read_results(results))
+            frames.append(engine.sweep(_config(ds, plan, diagonal, part), folder, data_dir))
     df = pd.concat(frames, ignore_index=True)
-    sweep_seconds = time.perf_counter() - t0
+    return {"df": df, "table1": table1, "soba_variants": soba_variants, "sweep_seconds": time.perf_counter() - t0}
 
-    final = _final(df)
-    claims = claims_table(_claims(final, df, table1))
-    curves = figures.learning_curve_figures(df)
-    sweeps = figures.sweep_figures(df)
-    rcine_sweeps = sweeps
-    summary = figures.summary_table(df)
+
+def claims(results: dict, ctx) -> list[Claim]:
+    return _claims(_final(results["df"]), results["df"], results["table1"])
+
+
+def _table1_tables(table1: dict, n_s: int) -> dict:
+    from ....noise import DEFAULT_METHOD
+
     t1_tables = {}
     for ds, tab in table1.items():
         t = pd.DataFrame({"ρ0": tab["rho0"], "ρ1": tab["rho1"],
@@ -255,7 +252,12 @@ def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Pa
             t["paper ρ̂0"], t["paper ρ̂1"] = paper[:, 0], paper[:, 1]
         t["ours s"] = tab["ours_seconds"].round(2)
         t["NREst s"] = tab["nrest_seconds"].round(2)
-        t1_tables[f"Table 1, {ds}: estimated flip rates (n_s = {plan['table1_n_s']:,} tuples)"] = t.round(3)
+        t1_tables[f"Table 1, {ds}: estimated flip rates (n_s = {n_s:,} tuples)"] = t.round(3)
+    return t1_tables
+
+
+def _setup(plan: dict, quick: bool, soba_variants: dict, sweep_seconds: float, jobs: int) -> list[str]:
+    from ....noise import DEFAULT_METHOD
 
     mode = "quick" if quick else "full"
     not_run = [] if quick else [n for n in ("USPS",) if n not in {d["label"] for d in plan["datasets"]}]
@@ -272,7 +274,7 @@ def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Pa
         f"n_s = {plan['n_s']:,} tuples with our estimator "
         f"(`{DEFAULT_METHOD}`). SOBA ran as: "
         + ", ".join(f"{k}: {v}" for k, v in soba_variants.items())
-        + " (the full second-order matrix costs O((Kd)²) per update; SPEC §4.7).",
+        + " (the full second-order matrix costs O((Kd)²) per update; docs/algorithms.md §4.7).",
         f"Sweep wall time {sweep_seconds:.0f} s with {jobs} job(s).",
     ]
     if not_run:
@@ -282,6 +284,21 @@ def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Pa
         text.append("Quick mode runs Figure 2 on SynSep and Table 1 on scikit-learn's digits instead of "
                     "MNIST/USPS/Fashion-MNIST, with fewer rounds and seeds: its numbers show the method works, "
                     "not the paper's values.")
+    return text
+
+
+def sections(results: dict, claims: list[Claim], ctx) -> list:
+    """The report's sections (results, claims -> sections)."""
+    from ....report import Section
+    from ... import figures
+
+    df, plan = results["df"], ctx.plan
+    text = _setup(plan, ctx.quick, results["soba_variants"], results["sweep_seconds"], ctx.jobs)
+    curves = figures.learning_curve_figures(df)
+    rcine_sweeps = figures.sweep_figures(df)
+    summary = figures.summary_table(df)
+    t1_tables = _table1_tables(results["table1"], plan["table1_n_s"])
+    claims = claims_table(claims)
     sections = [
         Section("Set-up", text=text),
         Section("Paper's claims vs our measurements", tables={"Claims": claims}),
@@ -296,6 +313,13 @@ def agarwal2021(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Pa
                       "are fitted (the paper: 'at an intermediate instance of RCINE'). NREst is our "
                       "implementation of the paper's Algorithm 3 (MLP on [x, one-hot(ỹ)], 89th percentile)."]),
     ]
-    rel = os.path.relpath(out_dir / "results", out_dir)
-    sections.append(Section("Data", text=[f"Results tables (Parquet, one row per run) are under `{rel}/`."]))
-    return write_report(out_dir, "Agarwal & Manwani (2021): learning under noisy bandit feedback", sections)
+    sections.append(Section("Data", text=["Results tables (Parquet, one row per run) are under `results/`."]))
+    return sections
+
+
+PAPER = register_paper(Paper(
+    name="agarwal2021", title="Agarwal & Manwani (2021): learning under noisy bandit feedback",
+    url="https://arxiv.org/abs/2103.06079",
+    plan=lambda quick, data_dir=None: _plan(quick, data_dir), run=lambda eng, plan, data_dir: run_parts(eng, plan, data_dir),
+    claims=lambda results, ctx: claims(results, ctx), sections=lambda r, c, ctx: sections(r, c, ctx),
+    description="Fig. 2, Fig. 3 and Table 1: RCNBF, RCINE, Banditron, BPA, SOBA; NREst vs our estimator."))

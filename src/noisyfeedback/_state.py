@@ -1,0 +1,158 @@
+"""Declared learned state: what a model file may hold, checked when it is read.
+
+Every learner class declares, next to ``_parameter_constraints``, the learned attributes
+``save`` may write and ``load`` may set::
+
+    _learned_state = {
+        "W_": Array(("n_classes", "d")),          # float64 (K, d), finite, K = the n_classes parameter
+        "t_": Integer(0),                          # a learned scalar: the same constraints as parameters
+    }
+
+A dimension is an int, the name of an int parameter (or of an already checked learned int
+scalar), a product of those (``"n_classes*d"``), or a free symbol (``"d"``) that must be the
+same in every array that uses it. ``shape`` may also be a function of the parameters returning
+such a tuple (``lambda p: ("n_classes", "d") if p["diagonal"] else ...``). ``None`` is any
+length. ``save`` refuses an attribute that is not declared, so a new learner that forgets its
+declaration fails the shared check suite's save/load round trip.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ._validation import check_param
+
+__all__ = ["Array", "Real", "Flag", "check_learned_state"]
+
+
+@dataclass(frozen=True)
+class Real:
+    """Any real number, NaN and infinities included (diagnostics such as an objective value)."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    def describe(self) -> str:
+        return "a real number"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+    def describe(self) -> str:
+        return "True or False"
+
+#: dtype names an Array may declare -> accepted numpy dtypes (a "label" array: classes_ and the like)
+_DTYPES = {
+    "float64": lambda dt: dt == np.float64,
+    "int64": lambda dt: dt == np.int64,
+    "bool": lambda dt: dt == np.bool_,
+    "str": lambda dt: dt.kind == "U",
+    "label": lambda dt: dt.kind in "biufU" and dt.itemsize <= 1024,
+}
+
+
+@dataclass(frozen=True)
+class Array:
+    """A declared learned ndarray: ``shape`` (see the module docstring), ``dtype`` (one of
+    'float64', 'int64', 'bool', 'str', 'label'), ``finite`` (floats must be finite)."""
+
+    shape: tuple | Callable[[dict], tuple]
+    dtype: str = "float64"
+    finite: bool = True
+    #: (low, high): every value in [low, high); each an int or a parameter name (labels: (0, "n_classes"))
+    between: tuple | None = None
+
+    def __post_init__(self):
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}; one of {sorted(_DTYPES)}.")
+
+
+def _dim(expr: Any, env: dict[str, Any], symbols: dict[str, int], n: int, what: str) -> None:
+    """Check one dimension ``n`` against its declaration ``expr``; binds free symbols."""
+    if expr is None:
+        return
+    if isinstance(expr, numbers.Integral):
+        if n != expr:
+            raise ValueError(f"{what}: has length {n}, must be {expr}")
+        return
+    terms = [t.strip() for t in str(expr).split("*")]
+    value = 1
+    free = None
+    for t in terms:
+        if t.isdigit():
+            value *= int(t)
+        elif t in env and isinstance(env[t], numbers.Integral) and not isinstance(env[t], bool):
+            value *= int(env[t])
+        elif t in symbols:
+            value *= symbols[t]
+        elif free is None:
+            free = t
+        else:
+            raise ValueError(f"{what}: two unbound symbols in {expr!r}")
+    if free is None:
+        if n != value:
+            raise ValueError(f"{what}: has length {n}, must be {expr} = {value}")
+    else:
+        if value == 0 or n % value:
+            raise ValueError(f"{what}: has length {n}, not a multiple of {value} ({expr})")
+        symbols[free] = n // value
+
+
+def check_learned_state(cls: type, params: dict[str, Any], arrays: dict[str, np.ndarray],
+                        scalars: dict[str, Any]) -> None:
+    """Raise ValueError unless every array and scalar is declared by ``cls._learned_state`` and
+    matches its declaration (dtype, shape against ``params``, finiteness, scalar constraints)."""
+    spec = getattr(cls, "_learned_state", None) or {}
+    owner = cls.__name__
+    for name in list(arrays) + list(scalars):
+        if name not in spec:
+            raise ValueError(f"{owner} has no learned attribute {name!r}; allowed: {sorted(spec)}.")
+    env: dict[str, Any] = dict(params)
+    for name, value in scalars.items():
+        decl = spec[name]
+        if isinstance(decl, Array):
+            raise ValueError(f"{owner}.{name} must be an array; got {type(value).__name__}.")
+        try:
+            check_param(name, value, decl, owner)
+        except TypeError as e:
+            raise ValueError(str(e).replace("parameter", "learned attribute", 1)) from None
+        except ValueError as e:
+            raise ValueError(str(e).replace("parameter", "learned attribute", 1)) from None
+        env[name] = value
+    symbols: dict[str, int] = {}
+    for name, arr in arrays.items():
+        decl = spec[name]
+        if not isinstance(decl, Array):
+            raise ValueError(f"{owner}.{name} must be a scalar; got an array.")
+        what = f"{owner}.{name}"
+        if not _DTYPES[decl.dtype](arr.dtype):
+            raise ValueError(f"{what} must have dtype {decl.dtype}; got {arr.dtype}.")
+        shape = decl.shape(params) if callable(decl.shape) else decl.shape
+        if arr.ndim != len(shape):
+            raise ValueError(f"{what} must be {len(shape)}-D {tuple(shape)}; got shape {arr.shape}.")
+        for i, (expr, n) in enumerate(zip(shape, arr.shape)):
+            try:
+                _dim(expr, env, symbols, n, f"{what} axis {i}")
+            except ValueError as e:
+                raise ValueError(f"{e} (shape {arr.shape}, declared {tuple(shape)}).") from None
+        if decl.finite and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise ValueError(f"{what} contains NaN or infinity.")
+        if decl.between is not None and arr.size:
+            low, high = (env[b] if isinstance(b, str) else b for b in decl.between)
+            if arr.min() < low or arr.max() >= high:
+                raise ValueError(f"{what} must hold values in [{low}, {high}); got {arr.min()}..{arr.max()}.")
+
+
+def undeclared(learner: Any) -> list[str]:
+    """Learned attributes of ``learner`` that its class does not declare (rng_ aside)."""
+    spec = getattr(type(learner), "_learned_state", None) or {}
+    return [n for n in learner._learned_attributes() if n != "rng_" and n not in spec]

@@ -1,0 +1,416 @@
+"""Regression-oracle contextual bandits: SquareCB and ε-greedy over a per-class linear model.
+
+Notation: v = W x̂ + b with x̂ = x/‖x‖ (the predicted feedback of each label, b the per-class intercepts;
+rows are scaled to unit norm inside, so step sizes do not depend on the features' scale), ŷ = argmax v
+(lowest index on ties), Ŷ the top-m labels (ties lowest index first; Ŷ[0] = ŷ).
+
+**Policy.** The one-label distribution p:
+
+- POLICY_EPSILON (ε-greedy): p_r = (1−ε)·1[r = ŷ] + ε/K.
+- POLICY_IGW (inverse-gap weighting, SquareCB, Foster & Rakhlin 2020) with γ_t = γ_scale·(t+1)^γ_exp:
+  p_a = 1/(K + γ_t·(v_ŷ − v_a)) for a ≠ ŷ, ŷ gets the rest.
+
+Sets (m > 1): inclusion probabilities π_r = p_r + (1 − p_r)·(m−1)/(K−1) (Σ π = m): an anchor drawn from
+p and m − 1 other labels uniformly. The greedy label is nearly always in the set, and the rest of the set
+stays random: a set that were the top-m labels every round would give every one of them the same update
+and never tell them apart (the greedy label's error, what we score, stayed ~1.5x higher on MNIST-test).
+
+**Sampler** (one uniform u a round): systematic sampling. The labels' intervals of lengths π_r are laid
+end to end in label order on [0, m); the set is the labels whose interval holds one of the points
+u, u+1, …, u+m−1. Label r is drawn with probability exactly π_r; with m = 1 it is the inverse CDF.
+
+**Oracle** (square loss on the observed 0/1 feedback f̃, no importance weights): the prediction for a
+set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S takes a step on
+½e² (gradient −e·x̂ for W[a], −e for b[a]):
+
+- ORACLE_ADAGRAD: per coordinate, G += g², w −= lr·g/√G (only the non-zeros of x and the m rows of S).
+- ORACLE_NORMALIZED: W[a] += lr·e·x̂ / (m·(‖x̂‖² + 1)), b[a] += the same coefficient (NLMS).
+"""
+
+import numpy as np
+from numba import njit
+
+from .channels import flip
+
+# The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
+# (a call passes every array as a struct of its pointer, shape and strides).
+from .linear import PREFETCH_AHEAD, argmax_first, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
+
+POLICY_EPSILON = 0
+POLICY_IGW = 1
+ORACLE_ADAGRAD = 0
+ORACLE_NORMALIZED = 1
+
+
+@njit(cache=True)
+def top_m_labels(v, m, top, in_top):
+    """Ŷ: the m largest values in rank order into ``top[:m]`` (ties lowest index first); in_top masks it."""
+    K = v.shape[0]
+    for r in range(K):
+        in_top[r] = 0
+    for i in range(m):
+        best = -1
+        for r in range(K):
+            if in_top[r] == 0 and (best < 0 or v[r] > v[best]):
+                best = r
+        top[i] = best
+        in_top[best] = 1
+
+
+@njit(cache=True, inline="always")
+def policy(v, m, kind, explore, top, in_top, pi):
+    """Inclusion probabilities π (Σ = m) of the ε-greedy (explore = ε) or IGW (explore = γ_t) policy;
+    Ŷ (the top-m labels, rank order) into ``top``/``in_top``.
+
+    p = the one-label distribution: ε-greedy p_r = (1−ε)·1[r = ŷ] + ε/K; IGW p_r = 1/(K + γ(v_ŷ − v_r))
+    for r ≠ ŷ, ŷ the rest. Sets (m > 1): π_r = p_r + (1 − p_r)·(m−1)/(K−1) — an anchor drawn from p, the
+    other m − 1 labels uniformly among the rest (marginally)."""
+    K = v.shape[0]
+    if m == 1:
+        top[0] = argmax_first(v)
+        for r in range(K):
+            in_top[r] = 0
+        in_top[top[0]] = 1
+    else:
+        top_m_labels(v, m, top, in_top)
+    best = top[0]
+    if kind == POLICY_EPSILON:
+        base = explore / K
+        for r in range(K):
+            pi[r] = base + (1.0 - explore) if r == best else base
+    else:
+        vb = v[best]
+        rest = 0.0
+        for r in range(K):
+            if r != best:
+                pi[r] = 1.0 / (K + explore * (vb - v[r]))
+                rest += pi[r]
+        pi[best] = 1.0 - rest
+    if m > 1:
+        c = (m - 1.0) / (K - 1.0)
+        for r in range(K):
+            pi[r] = pi[r] + (1.0 - pi[r]) * c
+
+
+@njit(cache=True, inline="always")
+def label_order(u, off, m, K, perm):
+    """The order in which the sampler lays out the labels: 0..K−1 for m = 1; for m > 1 a uniformly random
+    permutation by Fisher–Yates with the uniforms u[off+1 : off+K] (for i = K−1 … 1: swap i and ⌊u·(i+1)⌋).
+
+    A fixed order would tie labels together (uniform π = 1/3, K = 9: only {0,3,6}, {1,4,7}, {2,5,8} could
+    ever be drawn), so that the additive model could not tell such labels apart."""
+    for r in range(K):
+        perm[r] = r
+    if m == 1:
+        return
+    for i in range(K - 1, 0, -1):
+        j = np.int64(u[off + K - i] * (i + 1))
+        if j > i:
+            j = i
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+
+
+@njit(cache=True, inline="always")
+def systematic_sample(pi, m, u, perm, chosen):
+    """Systematic sampling: the labels whose interval (lengths π, laid end to end in the order ``perm``)
+    holds one of u, u+1, …, u+m−1, into ``chosen[:m]`` in increasing label order. Label r is drawn with
+    probability exactly π_r whatever the order. m = 1 with the identity order: the inverse CDF. A
+    shortfall from rounding (Σπ a hair below m) is filled with the last labels of the order not drawn
+    (m = 1: label K−1, as the inverse CDF's guard)."""
+    K = pi.shape[0]
+    cum = 0.0
+    target = u
+    n = 0
+    for q in range(K):
+        r = perm[q]
+        cum += pi[r]
+        if n < m and target < cum:
+            chosen[n] = r
+            n += 1
+            target += 1.0
+    q = K - 1
+    while n < m:  # rounding guard
+        r = perm[q]
+        taken = False
+        for j in range(n):
+            if chosen[j] == r:
+                taken = True
+        if not taken:
+            chosen[n] = r
+            n += 1
+        q -= 1
+    for i in range(1, m):  # increasing label order
+        c = chosen[i]
+        j = i - 1
+        while j >= 0 and chosen[j] > c:
+            chosen[j + 1] = chosen[j]
+            j -= 1
+        chosen[j + 1] = c
+
+
+@njit(cache=True)
+def set_probability(pi, m, perm, S, chosen):
+    """P(the sampler returns the set S | the order ``perm``) (S sorted, length m): the length of the u in
+    [0, 1) that give S. The drawn set is constant between the breakpoints frac(cumulative π along the
+    order); each piece is checked at its midpoint. m = 1: π[S[0]]. (Given the order, which is drawn
+    independently of everything else, this is a valid propensity for importance weighting.)"""
+    if m == 1:
+        return pi[S[0]]
+    K = pi.shape[0]
+    bp = np.empty(K + 2)
+    cum = 0.0
+    for q in range(K):
+        cum += pi[perm[q]]
+        bp[q] = cum - np.floor(cum)
+    bp[K] = 0.0
+    bp[K + 1] = 1.0
+    bp.sort()
+    total = 0.0
+    for i in range(K + 1):
+        lo = bp[i]
+        hi = bp[i + 1]
+        if hi <= lo:
+            continue
+        systematic_sample(pi, m, 0.5 * (lo + hi), perm, chosen)
+        same = True
+        for j in range(m):
+            if chosen[j] != S[j]:
+                same = False
+        if same:
+            total += hi - lo
+    return total
+
+
+@njit(cache=True)
+def draws_per_round(m, K):
+    """Uniforms a round: 1 (m = 1); 1 + (K − 1) for the random label order (m > 1)."""
+    return 1 if m == 1 else K
+
+
+@njit(cache=True, inline="always")
+def row_sqnorm(val, codes, values_, nnz, coded):
+    """‖x‖² in four interleaved partial sums (independent chains of additions: about 4x the throughput)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    q = nnz - nnz % 4
+    for p in range(0, q, 4):
+        x0 = values_[np.int64(codes[p])] if coded else val[p]
+        x1 = values_[np.int64(codes[p + 1])] if coded else val[p + 1]
+        x2 = values_[np.int64(codes[p + 2])] if coded else val[p + 2]
+        x3 = values_[np.int64(codes[p + 3])] if coded else val[p + 3]
+        s0 += x0 * x0
+        s1 += x1 * x1
+        s2 += x2 * x2
+        s3 += x3 * x3
+    for p in range(q, nnz):
+        x = values_[np.int64(codes[p])] if coded else val[p]
+        s0 += x * x
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, inline="always")
+def values(W, b, idx, val, codes, values_, nnz, coded, v):
+    """v = W x̂ + b, x̂ = x/‖x‖ (x = 0: x̂ = 0), for a row given by its non-zeros (coded: x_j = values_[codes[p]]).
+    Returns 1/‖x‖ (1 for x = 0). The oracle sees unit-norm rows: its step sizes do not depend on the scale
+    of the features (pixels in [0, 1] or [0, 255], rows normalised or not: the same learner)."""
+    if coded:
+        row_scores_coded(W, idx, codes, values_, nnz, v)
+    else:
+        row_scores(W, idx, val, nnz, v)
+    sq = row_sqnorm(val, codes, values_, nnz, coded)
+    inv = 1.0 / np.sqrt(sq) if sq > 0.0 else 1.0
+    for k in range(v.shape[0]):
+        v[k] = v[k] * inv + b[k]
+    return inv
+
+
+@njit(cache=True, error_model="numpy")
+def adagrad_steps(num, den, n):
+    """num[p] /= √den[p] for p < n (den > 0). NumPy's error model: no zero-division branch, so the loop
+    is vectorised (sqrt and division are exact IEEE operations: the same bits as the scalar loop)."""
+    for p in range(n):
+        num[p] = num[p] / np.sqrt(den[p])
+
+
+@njit(cache=True)
+def oracle_update(oracle, W, b, G, Gb, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv, num, den):
+    """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc).
+
+    AdaGrad in three passes over the non-zeros: accumulate G and gather (numerator, G) into the
+    buffers ``num``/``den`` (length ≥ nnz); the steps num/√den in a contiguous loop (vectorised: exact
+    IEEE sqrt and division, so the same bits as one fused loop); scatter the steps into W."""
+    if e == 0.0:
+        return
+    if oracle == ORACLE_ADAGRAD:
+        for i in range(m):
+            a = chosen[i]
+            for p in range(nnz):
+                j = idx[p]
+                g = e * ((values_[np.int64(codes[p])] if coded else val[p]) * inv)
+                gg = G[a, j] + g * g
+                G[a, j] = gg
+                num[p] = lr * g
+                den[p] = gg if gg > 0.0 else 1.0  # g underflowed to 0 on a fresh coordinate: step 0
+            adagrad_steps(num, den, nnz)
+            for p in range(nnz):
+                W[a, idx[p]] += num[p]
+            Gb[a] += e * e
+            b[a] += lr * e / np.sqrt(Gb[a])
+        return
+    sq = row_sqnorm(val, codes, values_, nnz, coded) * (inv * inv)  # ‖x̂‖²
+    c = lr * e / (m * (sq + 1.0))
+    for i in range(m):
+        a = chosen[i]
+        for p in range(nnz):
+            x = (values_[np.int64(codes[p])] if coded else val[p]) * inv
+            W[a, idx[p]] += c * x
+        b[a] += c
+
+
+@njit(cache=True, inline="always")
+def explore_at(kind, explore, gamma_exponent, t):
+    """ε for ε-greedy; γ_t = γ_scale·(t+1)^γ_exp for IGW (t = updates so far)."""
+    if kind == POLICY_EPSILON:
+        return explore
+    if gamma_exponent == 0.5:  # the default: sqrt is exact and cheaper than pow
+        return explore * np.sqrt(t + 1.0)
+    return explore * (t + 1.0) ** gamma_exponent
+
+
+_NO_CODES = np.zeros(0, np.uint8)
+
+
+@njit(cache=True)
+def oracle_act(W, b, Xd, indptr, indices, data, sparse, m, kind, explore, gamma_exponent, t, u, sets, probs,
+               pis):
+    """Draw a set (m = 1: an action) for every row with the uniforms u[i·n : (i+1)·n], n = draws_per_round;
+    writes sets (n, m), P(set | label order) (n,) and π (n, K)."""
+    K, d = W.shape
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    codes = np.zeros(0, np.uint8)
+    v = np.empty(K)
+    top = np.empty(m, np.int64)
+    in_top = np.zeros(K, np.int8)
+    scratch = np.empty(m, np.int64)
+    perm = np.empty(K, np.int64)
+    nu = draws_per_round(m, K)
+    x = explore_at(kind, explore, gamma_exponent, t)
+    for i in range(sets.shape[0]):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        values(W, b, idx, val, codes, val, nnz, False, v)
+        policy(v, m, kind, x, top, in_top, pis[i])
+        label_order(u, i * nu, m, K, perm)
+        systematic_sample(pis[i], m, u[i * nu], perm, sets[i])
+        probs[i] = set_probability(pis[i], m, perm, sets[i], scratch)
+
+
+@njit(cache=True)
+def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
+    """out[i] = v of row i (the values the act/learn/simulate kernels compute, bit for bit)."""
+    K, d = W.shape
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    codes = np.zeros(0, np.uint8)
+    for i in range(out.shape[0]):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        values(W, b, idx, val, codes, val, nnz, False, out[i])
+
+
+@njit(cache=True)
+def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets, feedback, lr):
+    """Update from logged rows in order (set, 0/1 feedback); t[0] counts the updates."""
+    K, d = W.shape
+    m = sets.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    codes = np.zeros(0, np.uint8)
+    v = np.empty(K)
+    num = np.empty(d)
+    den = np.empty(d)
+    for i in range(sets.shape[0]):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        inv = values(W, b, idx, val, codes, val, nnz, False, v)
+        pred = 0.0
+        for j in range(m):
+            pred += v[sets[i, j]]
+        oracle_update(oracle, W, b, G, Gb, sets[i], m, feedback[i] - pred, lr, idx, val, codes, val, nnz, False,
+                      inv, num, den)
+        t[0] += 1
+
+
+@njit(cache=True, inline="always")
+def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, yi, m, kind, x, lr, rho0, rho1,
+                 u, off, u_feedback, v, pi, top, in_top, perm, chosen, num, den):
+    """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
+    feedback 1[y ∈ set] flipped with ``u_feedback``, oracle step."""
+    inv = values(W, b, idx, val, codes, values_, nnz, coded, v)
+    policy(v, m, kind, x, top, in_top, pi)
+    label_order(u, off, m, v.shape[0], perm)
+    systematic_sample(pi, m, u[off], perm, chosen)
+    hit = 0
+    pred = 0.0
+    for j in range(m):
+        hit += chosen[j] == yi
+        pred += v[chosen[j]]
+    ft = flip(1 if hit > 0 else 0, u_feedback, rho0, rho1)
+    oracle_update(oracle, W, b, G, Gb, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv, num,
+                  den)
+
+
+@njit(cache=True)
+def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
+                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss):
+    """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1: ``draws_per_round``
+    learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
+    1[y ∉ Ŷ] (when sized).
+
+    Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 (1) and coded rows (3) are read in place,
+    other forms copied into buffers; the same arithmetic in the same order either way.
+    """
+    K, d = W.shape
+    inplace = sparse == 1 or sparse == 3
+    n_buf = 0 if inplace else d
+    idx = np.empty(n_buf, np.int64)
+    val = np.empty(n_buf, np.float64)
+    v = np.empty(K)
+    pi = np.empty(K)
+    top = np.empty(m, np.int64)
+    in_top = np.zeros(K, np.int8)
+    chosen = np.empty(m, np.int64)
+    perm = np.empty(K, np.int64)
+    num = np.empty(d)
+    den = np.empty(d)
+    nu = draws_per_round(m, K)
+    record_set = set_miss.shape[0] > 0
+    T = order.shape[0]
+    for s in range(T):
+        i = order[s]
+        yi = y[i]
+        if sparse != 0 and s + PREFETCH_AHEAD < T:
+            prefetch_csr_row(indptr, indices, data, order[s + PREFETCH_AHEAD])
+        x = explore_at(kind, explore, gamma_exponent, t[0])
+        if inplace:
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            if sparse == 3:
+                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, yi, m,
+                             kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
+                             chosen, num, den)
+            else:
+                vl = data[lo:hi]
+                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, yi, m,
+                             kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
+                             chosen, num, den)
+        else:
+            nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+            oracle_round(oracle, W, b, G, Gb, idx, val, _NO_CODES, val, nnz, False, yi, m, kind, x, lr, rho0, rho1,
+                         u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen, num, den)
+        t[0] += 1
+        mistakes[s] = 1 if top[0] != yi else 0
+        if record_set:
+            set_miss[s] = 1.0 - in_top[yi]

@@ -1,0 +1,495 @@
+"""Loss-corrected multinomial logistic regression for labels corrupted by a confusion matrix.
+
+Patrini et al. (2017). With C[r, q] = P(ỹ = r | y = q) and the model's clean class
+probabilities p(x) = softmax(W x + b):
+
+forward:  ℓ→(x, ỹ) = −log (C p(x))_ỹ = lse(z) − lse(z + log C[ỹ, :])
+          ∂ℓ→/∂z = softmax(z) − softmax(z + log C[ỹ, :])
+backward: ℓ←(x, ỹ) = Σ_j (C⁻¹)[j, ỹ]·(−log p_j(x)) = lse(z) − a·z,  a = C⁻¹[:, ỹ]  (Σ_j a_j = 1)
+          ∂ℓ←/∂z = softmax(z) − a
+
+Both are unbiased/consistent for the clean posterior: E[ℓ←(x, ỹ) | y] = −log p_y(x), and
+the minimiser of E[ℓ→] gives C p(x) = the noisy posterior, hence p(x) = the clean one
+(C invertible). Objective (scikit-learn's): ½‖W‖² + C_reg · Σ_i s_i ℓ(x_i, ỹ_i) (intercept
+unpenalised), minimised by L-BFGS (scipy) with the analytic gradient above.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import logsumexp, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..._state import Array, Flag, Real
+from ..._validation import AnySeed, Integer, Interval, OneOf, Options
+from ...base import EstimatorMixin, make_rng
+from ...feedback import check_confusion_matrix
+from .uma import DEFAULT_MAX_CONDITION
+
+__all__ = ["CorrectedLogisticRegression", "corrected_loss_grad", "estimate_confusion"]
+
+_CORRECTIONS = ("forward", "backward", "none")
+_ESTIMATORS = ("confident_joint", "anchor")
+
+
+def corrected_loss_grad(theta: np.ndarray, X, yi: np.ndarray, K: int, logC_rows: np.ndarray | None,
+                        A_rows: np.ndarray | None, sw: np.ndarray, C_reg: float, fit_intercept: bool):
+    """(objective, gradient) of (1/Σs)·(½‖W‖²/C_reg + Σ_i s_i ℓ_i) at θ = (W (K·d), b (K)).
+
+    ``logC_rows`` (n, K) = log C[ỹ_i, :] (forward), ``A_rows`` (n, K) = C⁻¹[:, ỹ_i] (backward),
+    both None: the plain log-loss of ỹ."""
+    n, d = X.shape
+    W = theta[: K * d].reshape(K, d)
+    b = theta[K * d:] if fit_intercept else np.zeros(K)
+    Z = np.asarray(X @ W.T) + b
+    lse = logsumexp(Z, axis=1)
+    P = np.exp(Z - lse[:, None])
+    if A_rows is not None:
+        li = lse - np.einsum("ik,ik->i", A_rows, Z)
+        G = P - A_rows
+    else:
+        if logC_rows is None:
+            Zc = Z
+            T = np.zeros_like(P)
+            T[np.arange(n), yi] = 1.0
+            li = lse - Z[np.arange(n), yi]
+        else:
+            Zc = Z + logC_rows
+            lse2 = logsumexp(Zc, axis=1)
+            T = np.exp(Zc - lse2[:, None])
+            li = lse - lse2
+        G = P - T
+    tot = float(sw.sum())
+    G *= (sw / tot)[:, None]
+    f = float(sw @ li) / tot + 0.5 * float(np.sum(W * W)) / (C_reg * tot)
+    gW = np.asarray(G.T @ X) if not sp.issparse(X) else np.asarray((X.T @ G).T)
+    gW = gW + W / (C_reg * tot)
+    grad = gW.ravel()
+    if fit_intercept:
+        grad = np.concatenate([grad, G.sum(axis=0)])
+    return f, grad
+
+
+def estimate_confusion(proba: np.ndarray, yi: np.ndarray, method: str = "confident_joint",
+                       quantile: float = 0.97) -> np.ndarray:
+    """Estimate C[r, q] = P(ỹ = r | y = q) from out-of-sample noisy-class probabilities.
+
+    ``"confident_joint"`` (Northcutt et al. 2021, cleanlab): thresholds t_q = mean of
+    p̂_q over the rows labelled q; a row counts for (ỹ, q*) with q* the likeliest class
+    among those whose p̂ reaches its threshold; rows calibrated to the noisy class counts,
+    columns normalised. ``"anchor"`` (Patrini et al. 2017): for each q the row at the
+    ``quantile`` of p̂_q (an "anchor point" of class q) gives column C[:, q] = p̂(x_q)
+    (the noisy posterior at a point of true class q). Columns sum to 1."""
+    n, K = proba.shape
+    if method == "anchor":
+        C = np.empty((K, K))
+        for q in range(K):
+            col = proba[:, q]
+            thr = np.quantile(col, quantile, method="higher")
+            i = int(np.flatnonzero(col >= thr)[np.argmin(col[col >= thr])])
+            C[:, q] = proba[i]
+        C = np.clip(C, 0, None)
+        return C / C.sum(axis=0, keepdims=True)
+    counts = np.bincount(yi, minlength=K).astype(float)
+    thr = np.array([proba[yi == k, k].mean() if counts[k] else 1.0 for k in range(K)])
+    above = proba >= thr[None, :] - 1e-12
+    masked = np.where(above, proba, -np.inf)
+    star = np.argmax(masked, axis=1)
+    ok = above.any(axis=1)
+    J = np.zeros((K, K))
+    np.add.at(J, (yi[ok], star[ok]), 1.0)
+    # calibrate: each noisy row r sums to the count of label r
+    rs = J.sum(axis=1, keepdims=True)
+    J = np.where(rs > 0, J / np.where(rs > 0, rs, 1.0) * counts[:, None], 0.0)
+    for r in range(K):  # a noisy class never confidently counted: assume it is clean
+        if rs[r, 0] == 0:
+            J[r, r] = counts[r]
+    cs = J.sum(axis=0, keepdims=True)
+    C = np.where(cs > 0, J / np.where(cs > 0, cs, 1.0), np.eye(K))
+    return C
+
+
+class _PositiveList:
+    """A non-empty sequence of positive finite floats (the candidates ``Cs``)."""
+
+    def accepts(self, value) -> bool:
+        try:
+            a = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return False
+        return a.ndim == 1 and a.size > 0 and bool(np.all(np.isfinite(a) & (a > 0)))
+
+    def describe(self) -> str:
+        return "a non-empty sequence of floats > 0"
+
+
+class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Multinomial logistic regression trained on the noise-corrected log-loss [1]_.
+
+    Labels ỹ are corrupted by a confusion matrix ``C[r, q] = P(ỹ = r | y = q)``
+    (columns sum to 1). The model p(x) = softmax(W x + b) gives the CLEAN class
+    probabilities; ``correction="forward"`` fits them through the noise,
+    minimising ½‖W‖² + C_reg·Σ_i −log (C p(x_i))_{ỹ_i}; ``"backward"`` minimises
+    the unbiased loss Σ_j C⁻¹[j, ỹ]·(−log p_j(x)); ``"none"`` the plain log-loss
+    (scikit-learn's ``LogisticRegression`` objective). L-BFGS with the analytic
+    gradient ∂ℓ→/∂z = softmax(z) − softmax(z + log C[ỹ, :]).
+
+    Parameters
+    ----------
+    confusion : (K, K) array, "estimate" or None, default=None
+        C (row/column k = ``classes_[k]``); None: the identity (plain logistic
+        regression); "estimate": estimated from the noisy data by ``estimator``
+        on ``n_folds``-fold cross-validated probabilities of a plain logistic regression.
+        The C used is ``confusion_``; its condition number ``condition_number_``.
+    correction : {"forward", "backward", "none"}, default="forward"
+    C : float > 0, default=1.0
+        Inverse regularisation strength (as scikit-learn's).
+    fit_intercept : bool, default=True
+    max_iter : int >= 1, default=500
+        L-BFGS iterations.
+    tol : float >= 0, default=1e-6
+        L-BFGS gradient tolerance.
+    estimator : {"confident_joint", "anchor"}, default="confident_joint"
+        How ``confusion="estimate"`` estimates C (see :func:`estimate_confusion`).
+    n_folds : int >= 2, default=5
+        Cross-validation folds of ``"estimate"``.
+    max_condition : float >= 1, default=1e8
+        Largest accepted condition number of C (as UMA); forward correction also
+        refuses a singular C (its classes could not be told apart).
+    learning_rate : float > 0, default=0.5
+        Step of ``partial_fit`` (AdaGrad on the same objective).
+    Cs : sequence of floats > 0 or None, default=None
+        Candidates for C: the one of least ``n_folds``-fold cross-validated
+        forward-corrected log-loss of the noisy labels is used (``C_``); this
+        selection needs no clean label. None: ``C``.
+    seed : int or None
+        Seed of the cross-validation folds (``"estimate"``, ``Cs``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import noisyfeedback as nf
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.preprocessing import scale
+    >>> X, y = load_digits(return_X_y=True); X = scale(X)
+    >>> rng = np.random.default_rng(0)
+    >>> K, rho = 10, 0.4
+    >>> Cm = np.full((K, K), rho / (K - 1)); np.fill_diagonal(Cm, 1 - rho)
+    >>> y_noisy = np.array([rng.choice(K, p=Cm[:, t]) for t in y])
+    >>> clf = nf.CorrectedLogisticRegression(confusion=Cm, C=0.05).fit(X[:1200], y_noisy[:1200])
+    >>> bool(clf.score(X[1200:], y[1200:]) > 0.85)
+    True
+
+    References
+    ----------
+    .. [1] Patrini, G., Rozza, A., Menon, A. K., Nock, R. & Qu, L. (2017). Making deep
+       neural networks robust to label noise: a loss correction approach. CVPR.
+    .. [2] Northcutt, C., Jiang, L. & Chuang, I. (2021). Confident learning: estimating
+       uncertainty in dataset labels. JAIR 70.
+    """
+
+    #: what a model file may set (checked by nf.load; noisyfeedback._state)
+    _learned_state: ClassVar[dict[str, Any]] = {
+        "classes_": Array(("n_labels",), "label"),
+        "confusion_": Array(("n_labels", "n_labels")),
+        "condition_number_": Real(),
+        "coef_": Array(("n_labels", "n_features_in_")),
+        "intercept_": Array(("n_labels",)),
+        "n_features_in_": Integer(1),
+        "feature_names_in_": Array(("n_features_in_",), "str"),
+        "n_iter_": Integer(0),
+        "converged_": Flag(),
+        "loss_": Real(),
+        "C_": Interval(0, None, closed="neither"),
+        "n_seen_": Interval(0, None),
+        "cv_losses_": Array((None,)),
+        "accum_": Array((None,)),
+    }
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "correction": Options(_CORRECTIONS),
+        "C": Interval(0, None, closed="neither"),
+        "fit_intercept": Options((True, False)),
+        "max_iter": Integer(1),
+        "tol": Interval(0, None, closed="left"),
+        "estimator": Options(_ESTIMATORS),
+        "n_folds": Integer(2),
+        "max_condition": Interval(1, None, closed="left"),
+        "learning_rate": Interval(0, None, closed="neither"),
+        "Cs": OneOf((Options((None,)), _PositiveList())),
+        "seed": AnySeed(),
+    }
+    _test_params: ClassVar[dict[str, Any]] = {"max_iter": 50}
+    feedback_kind: ClassVar[str] = "label"
+
+    def __init__(
+        self,
+        confusion=None,
+        correction: str = "forward",
+        C: float = 1.0,
+        fit_intercept: bool = True,
+        max_iter: int = 500,
+        tol: float = 1e-6,
+        estimator: str = "confident_joint",
+        n_folds: int = 5,
+        max_condition: float = DEFAULT_MAX_CONDITION,
+        learning_rate: float = 0.5,
+        Cs=None,
+        seed=None,
+    ):
+        self.confusion = confusion
+        self.correction = correction
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.estimator = estimator
+        self.n_folds = n_folds
+        self.max_condition = max_condition
+        self.learning_rate = learning_rate
+        self.Cs = Cs
+        self.seed = seed
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+    # -------------------------------------------------------- validation
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.confusion is not None and not (isinstance(self.confusion, str) and self.confusion == "estimate"):
+            if isinstance(self.confusion, str):
+                raise ValueError(
+                    "The 'confusion' parameter of CorrectedLogisticRegression must be a K x K matrix, "
+                    f"'estimate' or None. Got {self.confusion!r} instead."
+                )
+            self._check_C(self.confusion)
+
+    def _check_C(self, C, n_classes: int | None = None) -> np.ndarray:
+        try:
+            C = check_confusion_matrix(C, owner="CorrectedLogisticRegression",
+                                       max_condition=float(self.max_condition))
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(str(exc).replace("'C' parameter", "'confusion' parameter")) from None
+        if n_classes is not None and C.shape[0] != n_classes:
+            raise ValueError(
+                f"The 'confusion' parameter of CorrectedLogisticRegression is {C.shape[0]} x {C.shape[0]}, "
+                f"but there are {n_classes} classes: C[r, q] must refer to classes_[r] and classes_[q]."
+            )
+        return C
+
+    def _validate_Xy(self, X, y, reset: bool):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
+        check_classification_targets(y)
+        return X, y
+
+    def _encode(self, y) -> np.ndarray:
+        idx = np.searchsorted(self.classes_, y)
+        idx_c = np.clip(idx, 0, self.classes_.size - 1)
+        bad = self.classes_[idx_c] != y
+        if np.any(bad):
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"y has label {y[row]!r} in row {row}, which is not one of classes_ {self.classes_.tolist()!r}."
+            )
+        return idx_c.astype(np.int64)
+
+    def _set_classes(self, y, classes=None) -> None:
+        cls = np.unique(np.asarray(classes)) if classes is not None else np.unique(y)
+        if cls.size < 2:
+            raise ValueError(
+                f"CorrectedLogisticRegression needs at least 2 classes; y holds {cls.size} class "
+                f"({cls.tolist()!r})."
+            )
+        self.classes_ = cls
+
+    def _set_confusion(self, X, yi, sw) -> None:
+        K = self.classes_.size
+        if self.confusion is None:
+            C = np.eye(K)
+        elif isinstance(self.confusion, str):
+            C = self._estimate(X, yi, sw)
+        else:
+            C = self._check_C(self.confusion, K)
+        self.confusion_ = C
+        self.condition_number_ = float(np.linalg.cond(C))
+        bad = not np.isfinite(self.condition_number_) or self.condition_number_ > float(self.max_condition)
+        if bad and self.correction == "backward":
+            raise ValueError(
+                f"The confusion matrix of CorrectedLogisticRegression is singular or ill-conditioned: condition "
+                f"number {self.condition_number_:.3g} exceeds {float(self.max_condition):.3g}."
+            )
+
+    def _estimate(self, X, yi, sw) -> np.ndarray:
+        from sklearn.model_selection import StratifiedKFold
+
+        K = self.classes_.size
+        counts = np.bincount(yi, minlength=K)
+        folds = int(min(self.n_folds, counts.min()))
+        if folds < 2:
+            return np.eye(K)
+        proba = np.zeros((yi.size, K))
+        rng = make_rng(self.seed)
+        skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=int(rng.integers(2**31 - 1)))
+        for tr, te in skf.split(np.zeros(yi.size), yi):
+            sub = type(self)(confusion=None, correction="none", C=self.C, fit_intercept=self.fit_intercept,
+                             max_iter=self.max_iter, tol=self.tol)
+            sub._fit_encoded(X[tr], yi[tr], sw[tr], np.eye(K), K)
+            proba[te] = sub._proba(X[te])
+        C = estimate_confusion(proba, yi, self.estimator)
+        return C
+
+    # ---------------------------------------------------------------- fit
+    def _select_C(self, X, yi, sw, K) -> float:
+        """The candidate of ``Cs`` of least cross-validated forward-corrected log-loss of the NOISY labels
+        (a proper score of C·p(x): needs no clean label). Ascending Cs, warm-started."""
+        from sklearn.model_selection import StratifiedKFold
+
+        Cs = sorted(float(c) for c in self.Cs)
+        counts = np.bincount(yi, minlength=K)
+        folds = int(min(self.n_folds, counts.min()))
+        if folds < 2 or len(Cs) == 1:
+            return Cs[-1] if folds < 2 else Cs[0]
+        with np.errstate(divide="ignore"):
+            logC = np.log(self.confusion_)
+        losses = np.zeros(len(Cs))
+        rng = make_rng(self.seed)
+        skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=int(rng.integers(2**31 - 1)) + 1)
+        for tr, te in skf.split(np.zeros(yi.size), yi):
+            theta = None
+            for j, c in enumerate(Cs):
+                self._fit_encoded(X[tr], yi[tr], sw[tr], self.confusion_, K, theta0=theta, C_reg=c)
+                theta = np.concatenate([self.coef_.ravel(), self.intercept_]) if self.fit_intercept \
+                    else self.coef_.ravel().copy()
+                Z = self._scores_raw(X[te])
+                li = logsumexp(Z, axis=1) - logsumexp(Z + logC[yi[te]], axis=1)
+                losses[j] += float(sw[te] @ li)
+        self.cv_losses_ = losses / float(sw.sum())
+        return Cs[int(np.argmin(losses))]
+
+    def _loss_args(self, yi, C):
+        if self.correction == "backward":
+            Cinv = np.linalg.inv(C)
+            return None, np.ascontiguousarray(Cinv[:, yi].T)
+        if self.correction == "forward" and not np.array_equal(C, np.eye(C.shape[0])):
+            with np.errstate(divide="ignore"):
+                logC = np.log(C)
+            rows = logC[yi]
+            if not np.isfinite(rows).any(axis=1).all():
+                raise ValueError("A noisy label has probability 0 under the confusion matrix for every class.")
+            return np.ascontiguousarray(rows), None
+        return None, None
+
+    def _fit_encoded(self, X, yi, sw, C, K, theta0=None, C_reg=None) -> None:
+        d = X.shape[1]
+        C_reg = float(self.C) if C_reg is None else float(C_reg)
+        logC_rows, A_rows = self._loss_args(yi, C)
+        size = K * d + (K if self.fit_intercept else 0)
+        x0 = np.zeros(size) if theta0 is None else theta0
+        res = minimize(corrected_loss_grad, x0, jac=True, method="L-BFGS-B",
+                       args=(X, yi, K, logC_rows, A_rows, sw, C_reg, bool(self.fit_intercept)),
+                       options={"maxiter": int(self.max_iter), "gtol": float(self.tol), "ftol": 1e-12})
+        self._set_theta(res.x, K, d)
+        self.n_iter_ = int(res.nit)
+        self.converged_ = bool(res.success)
+        self.loss_ = float(res.fun)
+
+    def _set_theta(self, theta, K, d) -> None:
+        self.coef_ = theta[: K * d].reshape(K, d).copy()
+        self.intercept_ = theta[K * d:].copy() if self.fit_intercept else np.zeros(K)
+
+    def fit(self, X, y, sample_weight=None) -> "CorrectedLogisticRegression":
+        """Fit on X (n, d), dense or CSR, and noisy labels y; returns self."""
+        self._validate_params()
+        for name in self._learned_attributes():
+            delattr(self, name)
+        X, y = self._validate_Xy(X, y, reset=True)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        self._set_classes(y)
+        yi = self._encode(y)
+        K = self.classes_.size
+        self._set_confusion(X, yi, sw)
+        self.C_ = self._select_C(X, yi, sw, K) if self.Cs is not None else float(self.C)
+        self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
+        self.n_seen_ = float(sw.sum())
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> "CorrectedLogisticRegression":
+        """One pass of AdaGrad over this chunk on the same corrected objective (streams).
+
+        ``classes`` is needed on the first call (all labels that will occur). With
+        ``confusion="estimate"`` C is estimated on the first chunk."""
+        first = not hasattr(self, "coef_")
+        if first:
+            self._validate_params()
+            X, y = self._validate_Xy(X, y, reset=True)
+            if classes is None:
+                raise ValueError("CorrectedLogisticRegression.partial_fit needs classes= on its first call.")
+            self._set_classes(y, classes)
+        else:
+            X, y = self._validate_Xy(X, y, reset=False)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        yi = self._encode(y)
+        K, d = self.classes_.size, X.shape[1]
+        if first:
+            self._set_confusion(X, yi, sw)
+            self.coef_ = np.zeros((K, d))
+            self.intercept_ = np.zeros(K)
+            self.accum_ = np.zeros(K * d + K)
+            self.n_seen_ = 0.0
+            self.n_iter_ = 0
+        if not hasattr(self, "accum_"):
+            self.accum_ = np.zeros(K * d + K)
+        logC_rows, A_rows = self._loss_args(yi, self.confusion_)
+        batch = 64
+        for s in range(0, X.shape[0], batch):
+            e = min(s + batch, X.shape[0])
+            self.n_seen_ += float(sw[s:e].sum())
+            theta = np.concatenate([self.coef_.ravel(), self.intercept_])
+            _, g = corrected_loss_grad(
+                theta, X[s:e], yi[s:e], K, None if logC_rows is None else logC_rows[s:e],
+                None if A_rows is None else A_rows[s:e], sw[s:e],
+                float(self.C) * max(self.n_seen_, 1.0) / max(float(sw[s:e].sum()), 1e-12), True)
+            if not self.fit_intercept:
+                g[K * d:] = 0.0
+            self.accum_ += g * g
+            theta -= float(self.learning_rate) * g / (np.sqrt(self.accum_) + 1e-8)
+            self._set_theta(theta, K, d)
+            self.n_iter_ += 1
+        return self
+
+    # ------------------------------------------------------------ inference
+    def _scores_raw(self, X) -> np.ndarray:
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def _proba(self, X) -> np.ndarray:
+        return softmax(self._scores_raw(X), axis=1)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores W x + b, shape (n, K); for K = 2 the binary convention s_1 − s_0, shape (n,)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        S = self._scores_raw(X)
+        return S[:, 1] - S[:, 0] if S.shape[1] == 2 else S
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The CLEAN class probabilities softmax(W x + b), shape (n, K)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return self._proba(X)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[argmax_k (W x + b)_k]``."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return self.classes_[np.argmax(self._scores_raw(X), axis=1)]

@@ -1,0 +1,396 @@
+"""Off-policy estimates of a policy's value from logged (context, action, reward, propensity) rows.
+
+With weights w_i = π(a_i | x_i) / p_i (p_i the logging propensity of the logged action) and the
+rewards replaced by h(r_i) = (r_i − ρ0)/(1 − ρ0 − ρ1) when the logged 0/1 rewards were flipped
+(P(r̃=1 | r=0) = ρ0, P(r̃=0 | r=1) = ρ1; then E[h(r̃) | r] = r [1]_):
+
+- IPS  V̂ = (1/n) Σ w_i h(r_i)                                  (unbiased when p_i > 0 wherever π > 0)
+- SNIPS V̂ = Σ w_i h(r_i) / Σ w_i                               (self-normalised; consistent, small bias)
+- DM   V̂ = (1/n) Σ_i Σ_a π(a|x_i) q̂(x_i, a)                    (a reward model q̂; biased if q̂ is wrong)
+- DR   V̂ = (1/n) Σ_i [Σ_a π(a|x_i) q̂(x_i, a) + w_i (h(r_i) − q̂(x_i, a_i))]   (unbiased for any fixed q̂)
+
+The reward model q̂ is fitted on the observed (flipped) rewards and then passed through h, which is
+exact for the ridge model (its predictions are affine in the rewards): the regression-oracle view of
+the bandit learners, E[r̃ | x, a] = ρ0 + (1 − ρ0 − ρ1) E[r | x, a]. Fitted on the same rows it
+is evaluated on, it is cross-fitted (2 folds) [2]_.
+
+Intervals (``interval=``): ``"bootstrap"`` (default; percentile bootstrap over rows, 1,000
+resamples, the reward model held fixed), ``"normal"`` (mean ± z·sd/√n of the per-row terms;
+SNIPS by the delta method), ``"bernstein"`` (the empirical-Bernstein bound of Maurer & Pontil
+[3]_ on the per-row terms, two-sided at level α; its range R is the range of the terms seen,
+so it is a heuristic, not a guarantee, when the weights are unbounded) or ``"none"``.
+
+References
+----------
+.. [1] Agarwal, M. & Manwani, N. (2021). Learning multiclass classifier under noisy bandit feedback.
+   PAKDD. (the unbiased estimate h; here applied to off-policy evaluation)
+.. [2] Dudík, M., Langford, J. & Li, L. (2011). Doubly robust policy evaluation and learning. ICML.
+.. [3] Maurer, A. & Pontil, M. (2009). Empirical Bernstein bounds and sample variance penalization. COLT.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..base import make_rng
+
+__all__ = ["Estimate", "evaluate", "policy_probabilities", "RewardModel", "ESTIMATORS", "INTERVALS",
+           "noise_correct", "estimate_rho", "evaluate_all"]
+
+ESTIMATORS = ("ips", "snips", "dm", "dr")
+INTERVALS = ("bootstrap", "normal", "bernstein", "none")
+N_BOOTSTRAP = 1000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An off-policy estimate: ``value`` with a (1 − α) interval [``lower``, ``upper``].
+
+    ``estimator``: "ips", "snips", "dm" or "dr"; ``n``: rows used; ``interval``: how the interval was
+    computed ("bootstrap", "normal", "bernstein", "none"); ``rho0``/``rho1``: the flip rates corrected
+    for (0, 0: plain estimate)."""
+
+    value: float
+    lower: float
+    upper: float
+    estimator: str
+    n: int
+    interval: str
+    alpha: float = 0.05
+    rho0: float = 0.0
+    rho1: float = 0.0
+
+    def covers(self, v: float) -> bool:
+        """Whether ``v`` lies in the interval."""
+        return bool(self.lower <= v <= self.upper)
+
+
+# ------------------------------------------------------------------ inputs
+def policy_probabilities(policy: Any, X: Any, n_actions: int | None = None) -> np.ndarray:
+    """The (n, K) action distribution of ``policy`` on the rows of X, validated.
+
+    ``policy``: a learner (its ``action_probabilities(X)``), an (n, K) array, or a callable
+    X -> (n, K). Rows must be non-negative and sum to 1."""
+    n = X.shape[0] if X is not None else None
+    if hasattr(policy, "action_probabilities"):
+        P = policy.action_probabilities(X)
+    elif isinstance(policy, np.ndarray) or (not callable(policy) and hasattr(policy, "__len__")):
+        P = policy
+    elif callable(policy):
+        P = policy(X)
+    else:
+        raise TypeError(f"policy must be a learner, an (n, K) array or a callable; got {type(policy).__name__}.")
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or (n is not None and P.shape[0] != n):
+        raise ValueError(f"the policy's action probabilities must have shape (n, K) with n = {n}; got {P.shape}.")
+    if n_actions is not None and P.shape[1] != n_actions:
+        raise ValueError(f"the policy gives {P.shape[1]} actions; expected {n_actions}.")
+    bad = ~np.isfinite(P).all(axis=1) | (P < 0).any(axis=1) | (np.abs(P.sum(axis=1) - 1.0) > 1e-6)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"the policy's action probabilities must be >= 0 and sum to 1; row {row} is "
+                         f"{np.array2string(P[row], precision=4, threshold=8)} (sum {P[row].sum():.6g}).")
+    return P
+
+
+def _check_log(actions, rewards, propensities, n: int, K: int, binary: bool):
+    a = np.asarray(actions)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"actions must be 1-D with {n} entries; got shape {a.shape}.")
+    if a.dtype == bool or not np.issubdtype(a.dtype, np.integer):
+        raise TypeError(f"actions must hold integer action indices; got dtype {a.dtype}.")
+    bad = (a < 0) | (a >= K)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"actions must be in 0..{K - 1}; row {row} has {a[row]!r}.")
+    r = np.asarray(rewards, dtype=np.float64)
+    if r.shape != (n,):
+        raise ValueError(f"rewards must be 1-D with {n} entries; got shape {r.shape}.")
+    bad = ~np.isfinite(r) | (((r != 0) & (r != 1)) if binary else False)
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        what = "0 or 1 (noise correction needs binary rewards)" if binary else "finite"
+        raise ValueError(f"rewards must be {what}; row {row} has {r[row]!r}.")
+    p = np.asarray(propensities, dtype=np.float64)
+    if p.shape != (n,):
+        raise ValueError(f"propensities must be 1-D with {n} entries; got shape {p.shape}.")
+    bad = ~((p > 0) & (p <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"propensities must be in (0, 1]; row {row} has {p[row]!r}.")
+    return a.astype(np.int64), r, p
+
+
+def _check_rho(rho0: float, rho1: float) -> None:
+    for name, v in (("rho0", rho0), ("rho1", rho1)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not 0 <= v < 1:
+            raise ValueError(f"The '{name}' parameter of evaluate must be in [0, 1). Got {v!r} instead.")
+    if rho0 + rho1 >= 1:
+        raise ValueError(f"The 'rho0' and 'rho1' parameters of evaluate must satisfy rho0 + rho1 < 1. "
+                         f"Got rho0={rho0!r}, rho1={rho1!r} instead.")
+
+
+def noise_correct(rewards: Any, rho0: float, rho1: float) -> np.ndarray:
+    """h(r̃) = (r̃ − ρ0)/(1 − ρ0 − ρ1): E[h(r̃) | r] = r for 0/1 rewards flipped at rates ρ0, ρ1.
+
+    >>> noise_correct([0, 1], 0.2, 0.1).round(4).tolist()
+    [-0.2857, 1.1429]
+    """
+    return (np.asarray(rewards, dtype=np.float64) - rho0) / (1.0 - rho0 - rho1)
+
+
+def estimate_rho(X: Any, actions: Any, rewards: Any, n_actions: int, method: str = "mixture",
+                 seed: int | None = 0) -> tuple[float, float]:
+    """Estimate (ρ0, ρ1) from the log with :func:`noisyfeedback.noise.estimate_flip_rates` (for
+    multiclass-style logs where some actions are surely right and some surely wrong for a context);
+    pass the result as ``rho0``, ``rho1`` to :func:`evaluate`."""
+    from ..noise import estimate_flip_rates
+
+    return estimate_flip_rates(X, np.asarray(actions), np.asarray(rewards, dtype=np.int64), n_actions,
+                               method=method, seed=seed)
+
+
+# ------------------------------------------------------------ reward model
+class RewardModel:
+    """A per-action regression oracle q̂(x, a) for DM/DR: one model per action fitted on the rows
+    where that action was logged.
+
+    ``kind``: "ridge" (closed-form ridge with intercept, penalty ``alpha``; predictions are affine
+    in the rewards, so the noise correction h(q̂) is exact) or "logistic" (scikit-learn's
+    LogisticRegression, C = 1/alpha, for 0/1 rewards). An action never logged (or, logistic, with one
+    reward value only) is predicted by the mean reward of its rows, or the overall mean."""
+
+    def __init__(self, kind: str = "ridge", alpha: float = 1.0):
+        self.kind = kind
+        self.alpha = alpha
+
+    def fit(self, X, actions, rewards, n_actions: int) -> "RewardModel":
+        if self.kind not in ("ridge", "logistic"):
+            raise ValueError(f"The 'kind' parameter of RewardModel must be 'ridge' or 'logistic'. Got {self.kind!r} instead.")
+        from sklearn.linear_model import LogisticRegression, Ridge
+
+        actions = np.asarray(actions)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        self.n_actions_ = n_actions
+        self.default_ = float(rewards.mean()) if rewards.size else 0.0
+        self.models_: list[Any] = []
+        for k in range(n_actions):
+            rows = np.flatnonzero(actions == k)
+            rk = rewards[rows]
+            if rows.size == 0 or (self.kind == "logistic" and np.unique(rk).size < 2) or rows.size < 2:
+                self.models_.append(float(rk.mean()) if rows.size else self.default_)
+                continue
+            if self.kind == "ridge" and (not sp.issparse(X) or X.shape[1] <= 4096):
+                m = _ridge(X[rows], rk, float(self.alpha))
+            elif self.kind == "ridge":
+                m = Ridge(alpha=self.alpha).fit(X[rows], rk)
+            else:
+                m = LogisticRegression(C=1.0 / self.alpha, max_iter=200).fit(X[rows], rk.astype(np.int64))
+            self.models_.append(m)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """q̂(x, a) for every row and action, shape (n, K)."""
+        out = np.empty((X.shape[0], self.n_actions_))
+        lin = [k for k, m in enumerate(self.models_) if isinstance(m, tuple)]  # closed-form ridge
+        if lin:  # one product for all of them
+            C = np.column_stack([self.models_[k][0] for k in lin])
+            out[:, lin] = np.asarray(X @ C) + np.array([self.models_[k][1] for k in lin])
+        for k, m in enumerate(self.models_):
+            if isinstance(m, tuple):
+                continue
+            if isinstance(m, float):
+                out[:, k] = m
+            elif self.kind == "ridge":
+                out[:, k] = m.predict(X)
+            else:
+                out[:, k] = m.predict_proba(X)[:, 1]
+        return out
+
+
+def _ridge(X, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+    """Ridge regression with an unpenalised intercept, in closed form (scikit-learn's Ridge
+    minimiser): (coef, intercept). Primal (d×d) or dual (n×n) system, whichever is smaller."""
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    xm, ym = Xd.mean(axis=0), y.mean()
+    Xc, yc = Xd - xm, y - ym
+    n, d = Xc.shape
+    if d <= n:
+        coef = np.linalg.solve(Xc.T @ Xc + alpha * np.eye(d), Xc.T @ yc)
+    else:
+        coef = Xc.T @ np.linalg.solve(Xc @ Xc.T + alpha * np.eye(n), yc)
+    return coef, float(ym - xm @ coef)
+
+
+def _reward_predictions(reward_model, X, actions, rewards, K: int, seed) -> np.ndarray:
+    """q̃ (n, K) on the observed reward scale: an array, a callable, a fitted model, or a kind name
+    ("ridge"/"logistic", cross-fitted on 2 folds)."""
+    n = actions.shape[0]
+    if isinstance(reward_model, np.ndarray):
+        Q = np.asarray(reward_model, dtype=np.float64)
+    elif isinstance(reward_model, (str, RewardModel)):
+        if X is None:
+            raise ValueError("a fitted reward model needs the contexts X.")
+        proto = RewardModel(reward_model) if isinstance(reward_model, str) else reward_model
+        Q = np.empty((n, K))
+        fold = make_rng(seed).permutation(n) % 2
+        for f in (0, 1):
+            train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+            if test.size == 0:
+                continue
+            if train.size == 0:
+                train = test
+            m = RewardModel(proto.kind, proto.alpha).fit(X[train], actions[train], rewards[train], K)
+            Q[test] = m.predict(X[test])
+    elif hasattr(reward_model, "predict"):
+        Q = np.asarray(reward_model.predict(X), dtype=np.float64)
+    elif callable(reward_model):
+        Q = np.asarray(reward_model(X), dtype=np.float64)
+    else:
+        raise TypeError("reward_model must be 'ridge', 'logistic', a RewardModel, an (n, K) array, "
+                        f"a fitted model with predict(X) -> (n, K) or a callable; got {type(reward_model).__name__}.")
+    if Q.shape != (n, K) or not np.isfinite(Q).all():
+        raise ValueError(f"the reward model's predictions must be finite with shape ({n}, {K}); got {Q.shape}.")
+    return Q
+
+
+# -------------------------------------------------------------- intervals
+def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: float, seed, value: float):
+    """(lower, upper) from per-row terms (SNIPS: numerators ``terms`` and ``weights``)."""
+    n = terms.shape[0]
+    if kind == "none" or n == 0:
+        return value, value
+    if kind == "bootstrap":
+        rng = make_rng(seed)
+        stats = np.empty(N_BOOTSTRAP)
+        step = max(1, 2_000_000 // max(n, 1))
+        for lo in range(0, N_BOOTSTRAP, step):
+            hi = min(N_BOOTSTRAP, lo + step)
+            idx = rng.integers(0, n, size=(hi - lo, n))
+            num = terms[idx].sum(axis=1)
+            if weights is None:
+                stats[lo:hi] = num / n
+            else:
+                den = weights[idx].sum(axis=1)
+                stats[lo:hi] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        lo_q, hi_q = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
+        return float(lo_q), float(hi_q)
+    if weights is not None:  # SNIPS: delta method / Bernstein on the linearised terms
+        wbar = weights.mean()
+        terms = (terms - value * weights) / wbar + value if wbar > 0 else np.full(n, value)
+    if kind == "normal":
+        if n < 2:
+            return -math.inf, math.inf
+        from scipy.stats import norm
+
+        se = terms.std(ddof=1) / math.sqrt(n)
+        z = norm.ppf(1 - alpha / 2)
+        return float(value - z * se), float(value + z * se)
+    if kind == "bernstein":
+        if n < 2:
+            return -math.inf, math.inf
+        R = float(terms.max() - terms.min())
+        lg = math.log(4.0 / alpha)  # two-sided: δ = α/2 a side, Maurer & Pontil's ln(2/δ)
+        v = terms.var(ddof=1)
+        half = math.sqrt(2 * v * lg / n) + 7 * R * lg / (3 * (n - 1))
+        return float(value - half), float(value + half)
+    raise ValueError(f"The 'interval' parameter of evaluate must be one of {INTERVALS}. Got {kind!r} instead.")
+
+
+# -------------------------------------------------------------- estimate
+def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any, estimator: str = "ips",
+             rho0: float = 0.0, rho1: float = 0.0, alpha: float = 0.05, seed: int | None = None, *,
+             interval: str = "bootstrap", reward_model: Any = "ridge", n_actions: int | None = None) -> Estimate:
+    """Estimate the value (mean reward) of ``policy`` from logged rows.
+
+    Parameters
+    ----------
+    policy : learner, (n, K) array or callable
+        The policy to evaluate: a learner (its ``action_probabilities(X)``), its action
+        probabilities on the logged rows, or a callable X -> (n, K).
+    X : (n, d) array or CSR matrix, or None
+        Contexts (needed by a learner or callable policy and by a fitted reward model).
+    actions, rewards, propensities : (n,) arrays
+        Logged action index, reward (0/1 when noise-corrected) and the logging policy's probability
+        of the logged action.
+    estimator : {"ips", "snips", "dm", "dr"}
+    rho0, rho1 : float in [0, 1), rho0 + rho1 < 1
+        Flip rates of the logged rewards; non-zero gives the noise-corrected estimate
+        (rewards replaced by h(r̃) = (r̃ − ρ0)/(1 − ρ0 − ρ1)).
+    alpha : float in (0, 1)
+        1 − the interval's level.
+    seed : int or None
+        Seed of the bootstrap resamples and of the reward model's cross-fitting folds.
+    interval : {"bootstrap", "normal", "bernstein", "none"}
+    reward_model : "ridge", "logistic", RewardModel, (n, K) array, model with ``predict`` or callable
+        q̂ for DM and DR, on the scale of the logged (flipped) rewards; h is applied to it.
+    n_actions : int, optional
+        K, checked against the policy.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> import numpy as np, noisyfeedback as nf
+    >>> rng = np.random.default_rng(0)
+    >>> n, K = 5000, 3
+    >>> actions = rng.integers(0, K, n); rewards = (rng.random(n) < 0.2 + 0.3 * (actions == 2)).astype(int)
+    >>> target = np.tile([0.0, 0.0, 1.0], (n, 1))          # always play action 2: value 0.5
+    >>> est = nf.ope.evaluate(target, None, actions, rewards, np.full(n, 1 / K), "ips", seed=0)
+    >>> round(est.value, 3), est.covers(0.5), est.interval
+    (0.491, True, 'bootstrap')
+    """
+    estimator = str(estimator).lower()
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"The 'estimator' parameter of evaluate must be one of {ESTIMATORS}. Got {estimator!r} instead.")
+    if interval not in INTERVALS:
+        raise ValueError(f"The 'interval' parameter of evaluate must be one of {INTERVALS}. Got {interval!r} instead.")
+    if not (isinstance(alpha, (float, int)) and 0 < alpha < 1):
+        raise ValueError(f"The 'alpha' parameter of evaluate must be in (0, 1). Got {alpha!r} instead.")
+    _check_rho(rho0, rho1)
+    if X is not None and not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+    n_rows = np.asarray(actions).shape[0] if X is None else X.shape[0]
+    if X is None:
+        if not isinstance(policy, np.ndarray):
+            raise ValueError("X=None needs the policy as an (n, K) array of action probabilities.")
+        P = policy_probabilities(policy, np.empty((n_rows, 0)), n_actions)
+    else:
+        P = policy_probabilities(policy, X, n_actions)
+    n, K = P.shape
+    noisy = rho0 != 0 or rho1 != 0
+    a, r, p = _check_log(actions, rewards, propensities, n, K, binary=noisy)
+    hr = noise_correct(r, rho0, rho1) if noisy else r
+    w = P[np.arange(n), a] / p
+    weights = None
+    if estimator == "ips":
+        terms = w * hr
+        value = float(terms.mean()) if n else math.nan
+    elif estimator == "snips":
+        terms, weights = w * hr, w
+        value = float(terms.sum() / w.sum()) if w.sum() > 0 else 0.0
+    else:
+        Q = _reward_predictions(reward_model, X, a, r, K, seed)
+        if noisy:
+            Q = noise_correct(Q, rho0, rho1)
+        dm = (P * Q).sum(axis=1)
+        terms = dm if estimator == "dm" else dm + w * (hr - Q[np.arange(n), a])
+        value = float(terms.mean()) if n else math.nan
+    lower, upper = _interval(interval, terms, weights, alpha, seed, value)
+    return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), float(rho0), float(rho1))
+
+
+def evaluate_all(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
+                 estimators: tuple[str, ...] = ESTIMATORS, **kwargs: Any) -> dict[str, Estimate]:
+    """:func:`evaluate` with each estimator in ``estimators`` (same arguments): name -> Estimate."""
+    return {e: evaluate(policy, X, actions, rewards, propensities, e, **kwargs) for e in estimators}
+

@@ -1,0 +1,98 @@
+"""Shared by the recipes' tests: kill a quick recipe with SIGKILL mid-run, rerun it, compare the numbers.
+
+:func:`killed_then_resumed` runs the declared paper in a subprocess whose results store SIGKILLs the
+process right after its ``kill_after``-th task file, then reruns it here into the same folder and
+returns the rerun's report and what it logged. :func:`numbers` is what two reports must share: every
+results table (without the wall-time columns), the claims (``claims.json``) and the Markdown without
+its timing lines.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+_CHILD = r"""
+import json, os, signal, sys
+from noisyfeedback.experiments import store
+from noisyfeedback.experiments.recipes import PAPERS, _load_builtin, run_paper
+name, kill_after, plan, patches, out = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+_load_builtin()
+module = sys.modules[PAPERS[name].run.__module__]
+for attr, value in patches.items():
+    setattr(module, attr, value)
+written = [0]
+original = store.ResultsStore.write_row
+def write_row(self, row):
+    path = original(self, row)
+    written[0] += 1
+    if written[0] >= kill_after:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return path
+store.ResultsStore.write_row = write_row
+run_paper(PAPERS[name], quick=True, data_dir=None, out_dir=out, progress=False, plan=plan)
+"""
+
+NONDETERMINISTIC = {"seconds", "wall_time", "loop_time", "finished_at", "ours_seconds", "nrest_seconds"}
+_TIMING = re.compile(r"wall time|Wall time|CPU-s| s wall| s with \d+ job")
+
+
+def killed_then_resumed(name: str, plan: dict, out: Path, kill_after: int = 2, patches: dict | None = None):
+    """(report path, log text) of a rerun after a SIGKILLed first run of recipe ``name``."""
+    from rich.console import Console
+
+    from noisyfeedback.experiments.engine import new_progress
+    from noisyfeedback.experiments.recipes import PAPERS, run_paper
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", _CHILD, name, str(kill_after), json.dumps(plan),
+                           json.dumps(patches or {}), str(out)], env=env, capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
+    assert not (Path(out) / "index.html").exists()  # it died mid-run
+    console = Console(file=io.StringIO(), width=200)
+    progress = new_progress(console)
+    module = sys.modules[PAPERS[name].run.__module__]
+    saved = {attr: getattr(module, attr) for attr in (patches or {})}
+    try:
+        for attr, value in (patches or {}).items():
+            setattr(module, attr, value)
+        with progress:
+            report = run_paper(PAPERS[name], quick=True, data_dir=None, out_dir=out, progress=progress, plan=plan)
+    finally:
+        for attr, value in saved.items():
+            setattr(module, attr, value)
+    return report, console.file.getvalue()
+
+
+def numbers(report: Path) -> tuple[dict, dict, list[str]]:
+    """(results tables, claims, Markdown lines without timings) of a report folder."""
+    root = Path(report).parent
+    tables = {}
+    for path in sorted((root / "results").rglob("*.parquet")):
+        if "tasks" in path.relative_to(root).parts:
+            continue
+        df = pd.read_parquet(path)
+        tables[str(path.relative_to(root))] = df.drop(columns=[c for c in df.columns if c in NONDETERMINISTIC
+                                                               or c.endswith("_seconds")])
+    claims = json.loads((root / "claims.json").read_text(encoding="utf-8"))
+    md = [ln for ln in (root / "index.md").read_text(encoding="utf-8").splitlines() if not _TIMING.search(ln)]
+    return tables, claims, md
+
+
+def assert_same_numbers(a: Path, b: Path, compare_markdown: bool = True) -> None:
+    ta, ca, ma = numbers(a)
+    tb, cb, mb = numbers(b)
+    assert list(ta) == list(tb) and ta
+    for k in ta:
+        pd.testing.assert_frame_equal(ta[k], tb[k], check_exact=True, obj=k)
+    assert ca == cb
+    if compare_markdown:
+        assert ma == mb

@@ -1,0 +1,238 @@
+"""SquareCB and EpsilonGreedy: regression-oracle bandits (m = 1 and sets), kernels against their twins."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import noisyfeedback as nf
+import reference as ref
+from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, POLICY_EPSILON, POLICY_IGW,
+                                          label_order, oracle_simulate, policy, set_probability, systematic_sample)
+from noisyfeedback.learners._linear import kernel_view
+from test_simulate import python_loop
+from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
+
+KINDS = {"epsilon": POLICY_EPSILON, "igw": POLICY_IGW}
+ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED}
+
+
+def _problem(rng, n=40, d=7, K=5):
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.6)
+    X[3] = 0.0  # an empty row
+    y = rng.integers(0, K, size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("kind,oracle,m,sparse", [
+    ("epsilon", "adagrad", 1, False), ("igw", "adagrad", 1, True), ("igw", "normalized", 1, False),
+    ("epsilon", "normalized", 2, True), ("igw", "adagrad", 3, False), ("epsilon", "adagrad", 2, False)])
+def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
+    K = 5
+    X, y = _problem(rng, K=K)
+    T = 120
+    order = rng.integers(0, X.shape[0], size=T)
+    nu = 1 if m == 1 else K
+    u_l, u_f = rng.random(T * nu), rng.random(T)
+    explore, expo, lr, rho0, rho1 = (0.3, 0.0, 0.2, 0.1, 0.2) if kind == "epsilon" else (5.0, 0.5, 0.2, 0.1, 0.2)
+    W = np.zeros((K, X.shape[1]), order="F")
+    b, G, Gb, t = np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K), np.zeros(1, np.int64)
+    mistakes, miss = np.empty(T, np.int8), np.empty(T)
+    Xk = sp.csr_matrix(X) if sparse else X
+    oracle_simulate(ORACLES[oracle], W, b, G, Gb, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
+                    rho0, rho1, u_l, u_f, mistakes, miss)
+    Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
+    for s, i in enumerate(order):
+        x_t = explore if kind == "epsilon" else explore * np.sqrt(s + 1.0)
+        nx = np.linalg.norm(X[i])
+        v = Wr @ (X[i] / nx if nx > 0 else X[i]) + br
+        top = ref.top_m(v, m)
+        Wr, br, Gr, Gbr, yhat, S, _ = ref.oracle_step(Wr, br, Gr, Gbr, X[i], None, y[i], m, kind, x_t, lr,
+                                                      u_l[s * nu:(s + 1) * nu], u_f[s], rho0, rho1, oracle)
+        assert mistakes[s] == int(yhat != y[i]) and miss[s] == float(y[i] not in top)
+    assert t[0] == T and np.abs(Wr).sum() > 0
+    for got, want in ((W, Wr), (b, br), (G, Gr), (Gb, Gbr)):
+        np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+
+
+@pytest.mark.parametrize("m", [1, 2, 4])
+@pytest.mark.parametrize("kind", ["epsilon", "igw"])
+def test_policy_matches_reference_and_sums_to_m(rng, m, kind):
+    K = 6
+    for explore in (0.0, 0.2, 1.0) if kind == "epsilon" else (0.0, 3.0, 50.0):
+        v = np.round(rng.normal(size=K), 1)  # ties happen
+        pi, top, in_top = np.empty(K), np.empty(m, np.int64), np.zeros(K, np.int8)
+        policy(v, m, KINDS[kind], explore, top, in_top, pi)
+        np.testing.assert_allclose(pi, ref.oracle_policy(v, m, kind, explore), rtol=EXACT_RTOL, atol=EXACT_ATOL)
+        assert list(top) == ref.top_m(v, m)
+        assert abs(pi.sum() - m) < 1e-12 and (pi >= 0).all() and (pi <= 1 + 1e-15).all()
+
+
+def test_inverse_gap_probabilities_closed_form():
+    """SquareCB's m = 1 distribution: p(a) = 1/(K + γ(v_best − v_a)) for a ≠ best, best the rest."""
+    X, y = nf.datasets.synsep(n_samples=3000, seed=1)
+    learner = nf.SquareCB(9, gamma_scale=7.0, gamma_exponent=0.5, seed=0)
+    nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=4000, seed=0)
+    P = learner.action_probabilities(X[:50])
+    v = learner.decision_function(X[:50])
+    gamma = 7.0 * np.sqrt(learner.n_updates_[0] + 1.0)
+    best = v.argmax(axis=1)
+    want = 1.0 / (9 + gamma * (v.max(axis=1, keepdims=True) - v))
+    want[np.arange(50), best] = 0.0
+    want[np.arange(50), best] = 1.0 - want.sum(axis=1)
+    np.testing.assert_allclose(P, want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert (P[np.arange(50), best] > 0.5).all() and P.min() < 0.01  # it learned and exploits
+    actions, probs = learner.act(X[:50])  # the propensity act returns is that distribution's
+    np.testing.assert_array_equal(probs, P[np.arange(50), actions])
+
+
+def _exact_draws(pi, m, perm):
+    """{set: P(set | order)} by integrating over u exactly (the drawn set is constant between breakpoints)."""
+    cum = np.cumsum(pi[list(perm)])
+    bps = np.unique(np.concatenate([[0.0, 1.0], cum - np.floor(cum)]))
+    out = {}
+    for lo, hi in zip(bps[:-1], bps[1:]):
+        S = tuple(ref.systematic_sample(pi, m, 0.5 * (lo + hi), perm))
+        out[S] = out.get(S, 0.0) + hi - lo
+    return out
+
+
+@pytest.mark.parametrize("K,m", [(4, 2), (5, 2), (5, 3), (6, 4)])
+def test_set_sampler_inclusion_probabilities_by_exact_enumeration(rng, K, m):
+    """Inclusion probabilities equal π for EVERY label order (so also over the random order); every drawn
+    set has m distinct labels; the kernel's draws and P(set | order) equal the twin's."""
+    v = rng.normal(size=K)
+    pi = ref.oracle_policy(v, m, "igw", 4.0)
+    chosen, scratch = np.empty(m, np.int64), np.empty(m, np.int64)
+    for perm in itertools.permutations(range(K)):
+        sets = _exact_draws(pi, m, perm)
+        assert all(len(set(S)) == m for S in sets) and abs(sum(sets.values()) - 1) < 1e-12
+        incl = np.zeros(K)
+        for S, p in sets.items():
+            incl[list(S)] += p
+            np.testing.assert_allclose(set_probability(pi, m, np.array(perm), np.array(S), scratch), p,
+                                       rtol=EXACT_RTOL, atol=EXACT_ATOL)
+        np.testing.assert_allclose(incl, pi, rtol=EXACT_RTOL, atol=EXACT_ATOL)
+        for u in rng.random(5):
+            systematic_sample(pi, m, u, np.array(perm), chosen)
+            assert list(chosen) == ref.systematic_sample(pi, m, u, perm)
+
+
+def test_label_order_is_a_uniform_permutation(rng):
+    K, n = 4, 24_000
+    perm = np.empty(K, np.int64)
+    us = rng.random(n * K)
+    counts = {}
+    for i in range(n):
+        label_order(us, i * K, 2, K, perm)
+        assert list(perm) == ref.label_order(us[i * K:(i + 1) * K], 2, K)
+        counts[tuple(perm)] = counts.get(tuple(perm), 0) + 1
+    assert len(counts) == 24 and max(counts.values()) < 1.2 * n / 24 and min(counts.values()) > 0.8 * n / 24
+    label_order(us, 0, 1, K, perm)
+    assert list(perm) == list(range(K))
+
+
+@pytest.mark.parametrize("make,channel", [
+    (lambda: nf.SquareCB(9, seed=3), nf.feedback.NoisyBandit(0.2, 0.4)),
+    (lambda: nf.EpsilonGreedy(9, oracle="normalized", learning_rate=0.5, seed=3), nf.feedback.NoisyBandit(0.1, 0)),
+    (lambda: nf.SquareCB(9, m=3, seed=3), nf.feedback.Diluted(3, 0.1, 0.2)),
+    (lambda: nf.EpsilonGreedy(9, m=2, seed=3), nf.feedback.Diluted(2)),
+])
+def test_simulate_equals_python_loop_bit_for_bit(make, channel):
+    X, y = nf.datasets.synsep(n_samples=300, seed=2)
+    n = 1_500  # > 4 passes: simulate reads coded rows, the loop dense ones
+    learner, ref_learner = make(), make()
+    trace = nf.simulate(learner, X, y, channel, n_rounds=n, seed=7)
+    mistakes = python_loop(ref_learner, X, y, channel, n, seed=7)
+    assert trace.mistakes == int(mistakes.sum())
+    for name in ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "n_updates_"):
+        np.testing.assert_array_equal(getattr(learner, name), getattr(ref_learner, name))
+    assert learner.rng_.bit_generator.state == ref_learner.rng_.bit_generator.state
+
+
+def test_dense_csr_and_coded_rows_give_identical_traces():
+    X, y = nf.datasets.synsep(n_samples=2000, seed=2)
+    ch = nf.feedback.NoisyBandit(0.2, 0.2)
+    traces = [nf.simulate(nf.SquareCB(9, seed=0), Z, y, ch, n_rounds=n, seed=1)
+              for Z, n in ((X, 5000), (sp.csr_matrix(X), 5000), (X, 5000))]
+    assert traces[0] == traces[1] == traces[2]
+    Xf = X * 0.37 + 0.01 * (X > 0) * np.arange(X.shape[1])  # many distinct values: float CSR, not coded
+    a = nf.simulate(nf.EpsilonGreedy(9, m=2, seed=0), Xf, y, nf.feedback.Diluted(2), n_rounds=9000, seed=1)
+    b = nf.simulate(nf.EpsilonGreedy(9, m=2, seed=0), sp.csr_matrix(Xf), y, nf.feedback.Diluted(2), n_rounds=9000,
+                    seed=1)
+    assert a == b
+
+
+@pytest.mark.parametrize("make,channel,bound", [
+    (lambda: nf.SquareCB(9, seed=0), nf.feedback.NoisyBandit(0.2, 0.4), 0.10),
+    (lambda: nf.EpsilonGreedy(9, seed=0), nf.feedback.NoisyBandit(0.4, 0.4), 0.25),
+    (lambda: nf.SquareCB(9, m=3, seed=0), nf.feedback.Diluted(3, 0.1, 0.2), 0.15),
+])
+def test_learns_with_flips_on_separable_data(make, channel, bound):
+    """Chance is 8/9; the last 10 000 rounds err far below it."""
+    X, y = nf.datasets.synsep(n_samples=10_000, seed=4)
+    trace = nf.simulate(make(), X, y, channel, n_rounds=60_000, seed=0, checkpoints=np.array([50_000, 60_000]))
+    late = (trace.curve[1] * 60_000 - trace.curve[0] * 50_000) / 10_000
+    assert late < bound, late
+
+
+def test_set_learner_contract():
+    X, y = nf.datasets.synsep(n_samples=500, seed=0)
+    learner = nf.SquareCB(9, m=3, seed=0)
+    nf.simulate(learner, X, y, nf.feedback.Diluted(3, 0.1, 0.1), n_rounds=3000, seed=0)
+    P = learner.action_probabilities(X[:20])
+    np.testing.assert_allclose(P.sum(axis=1), 3.0, atol=1e-12)
+    assert ((P >= 0) & (P <= 1)).all()
+    sets, probs = learner.act(X[:20])
+    assert sets.shape == (20, 3) and (np.diff(sets, axis=1) > 0).all() and ((probs > 0) & (probs <= 1)).all()
+    proba = learner.predict_proba(X[:20])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(learner.predict(X[:20]), learner.decision_function(X[:20]).argmax(axis=1))
+    with pytest.raises(TypeError, match="Diluted"):
+        nf.simulate(learner, X, y, nf.feedback.Diluted(2), n_rounds=10, seed=0)
+    with pytest.raises(ValueError, match="'m' parameter of EpsilonGreedy"):
+        nf.simulate(nf.EpsilonGreedy(9, m=9), X, y, nf.feedback.Diluted(9), n_rounds=10)
+    with pytest.raises(TypeError, match="'bandit'"):
+        nf.simulate(nf.EpsilonGreedy(9), X, y, nf.feedback.Diluted(2), n_rounds=10)
+
+
+def test_predict_proba_is_calibrated_for_known_flips():
+    """One context, P(y=0) = 0.7, P(y=1) = 0.3; flips (0.2, 0.3): the raw values ≈ ρ0 + (1−ρ0−ρ1)·P, the
+    calibrated ones ≈ P."""
+    rng = np.random.default_rng(123)  # not the learner's stream (seed 0)
+    n = 20_000
+    X = np.ones((n, 1))
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    learner = nf.EpsilonGreedy(2, epsilon=1.0, learning_rate=0.05, rho0=0.2, rho1=0.3, seed=0)
+    nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.2, 0.3), n_rounds=n, seed=0, shuffle=False)
+    np.testing.assert_allclose(learner.decision_function(X[:1])[0], [0.2 + 0.5 * 0.7, 0.2 + 0.5 * 0.3], atol=0.03)
+    np.testing.assert_allclose(learner.predict_proba(X[:1])[0], [0.7, 0.3], atol=0.06)
+
+
+def test_class_dependent_flips_break_the_ranking():
+    """Where the oracle argument fails: flip rates that depend on the class. One context, P(y=0) = 0.6,
+    P(y=1) = 0.4. With class-independent flips (0.3, 0.3) the oracle learns to play 0. If instead playing
+    label 1 is reported as a hit half of the times it is wrong (ρ0(1) = 0.5, ρ0(0) = 0), then
+    E[f̃ | 1] = 0.5 + 0.5·0.4 = 0.7 > E[f̃ | 0] = 0.6: the oracle ranks the worse label first."""
+    rng = np.random.default_rng(123)
+    n = 20_000
+    X = np.ones((n, 1))
+    y = (rng.random(n) < 0.4).astype(np.int64)
+
+    def run(rho0_of_action, rho1):
+        learner = nf.EpsilonGreedy(2, epsilon=0.2, learning_rate=0.05, seed=0)
+        fb_rng = np.random.default_rng(2)
+        for lo in range(0, n, 500):  # logged-data path, chunks of 500 rounds
+            a, p = learner.act(X[lo:lo + 500])
+            f = (a == y[lo:lo + 500]).astype(np.int64)
+            u = fb_rng.random(a.shape[0])
+            f = np.where(f == 1, u >= rho1, u < np.asarray(rho0_of_action)[a]).astype(np.int64)
+            learner.learn(X[lo:lo + 500], a, f, p)
+        return learner.predict(X[:1])[0], learner.decision_function(X[:1])[0]
+
+    label, v = run([0.3, 0.3], 0.3)
+    assert label == 0 and v[0] > v[1]  # class-independent: right
+    label, v = run([0.0, 0.5], 0.0)
+    assert label == 1 and v[1] > v[0] + 0.05  # class-dependent: wrong

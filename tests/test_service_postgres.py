@@ -1,0 +1,95 @@
+"""The service's log on PostgreSQL: the same behaviour and the same model as on SQLite, rebuilt on restart.
+
+Runs only where a PostgreSQL server binary (Debian's postgresql package: /usr/lib/postgresql/*/bin) and
+the psycopg driver exist; the server is a throw-away cluster in a temporary folder on a Unix socket (no
+TCP port), started as the ``postgres`` user when the tests run as root.
+"""
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("psycopg")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
+from noisyfeedback.service.auth import create_key  # noqa: E402
+
+BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+
+
+@pytest.fixture(scope="module")
+def postgres_dsn():
+    if not BIN:
+        pytest.skip("no PostgreSQL server binaries (apt-get install postgresql)")
+    bindir = os.path.dirname(BIN[-1])
+    root = tempfile.mkdtemp(prefix="nf-pg-")
+    prefix = []
+    if os.geteuid() == 0:  # postgres refuses to run as root
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser")
+        shutil.chown(root, "postgres")
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data = os.path.join(root, "data")
+    run = lambda *a: subprocess.run(prefix + list(a), check=True, capture_output=True, timeout=60)  # noqa: E731
+    try:
+        run(f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "nf", "--no-sync", "-E", "UTF8")
+        run(f"{bindir}/pg_ctl", "-D", data, "-o", f"-k {root} -c listen_addresses='' -c fsync=off",
+            "-l", os.path.join(root, "log"), "-w", "-t", "30", "start")
+    except (subprocess.SubprocessError, OSError) as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.skip(f"could not start PostgreSQL: {exc}")
+    try:
+        yield f"postgresql:///postgres?host={root}&user=nf"
+    finally:
+        subprocess.run(prefix + [f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True,
+                       timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def drive(db, tmp, n=60, **kw):
+    cfg = ServiceConfig(db=db, learner="RCNBF", n_classes=5, n_features=4, params={"gamma": 0.2, "seed": 3},
+                        rho0=0.1, rho1=0.05, snapshot_dir=tmp, **kw)
+    key = {"Authorization": f"Bearer {create_key(db, 'admin')}"}
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(5, 4))
+    app = create_app(cfg)
+    given = {}
+    with TestClient(app) as c:
+        for k in range(n):
+            x = rng.normal(size=4)
+            b = c.post("/rank", json={"context": x.tolist(), "event_id": f"e{k}"}, headers=key).json()
+            given[k] = int(b["action"] == np.argmax(W @ x))
+            r = c.post("/reward", json={"event_id": b["event_id"], "reward": given[k]}, headers=key)
+            assert r.status_code == 200
+        r = c.post("/reward", json={"event_id": "e0", "reward": given[0]}, headers=key)
+        assert r.json()["status"] == "duplicate"
+        assert c.post("/reward", json={"event_id": "e0", "reward": 1 - given[0]}, headers=key).status_code == 409
+        assert c.post("/reward", json={"event_id": "nope", "reward": 1}, headers=key).status_code == 404
+        assert c.post("/rank", json={"context": [0.0] * 4, "event_id": "e1"}, headers=key).status_code == 409
+        engine = app.state.engine
+        state = engine.learner.W_.copy(), engine.learner.rng_.bit_generator.state, engine.model_version
+    return cfg, state
+
+
+def test_postgres_log_gives_the_sqlite_model_and_rebuilds_it(postgres_dsn, tmp_path):
+    cfg, (W_pg, rng_pg, version) = drive(postgres_dsn, tmp_path / "pg")
+    _, (W_lite, rng_lite, _) = drive(tmp_path / "lite.db", tmp_path / "lite", synchronous="NORMAL")
+    np.testing.assert_array_equal(W_pg, W_lite)
+    assert rng_pg == rng_lite and version == 60
+    app = create_app(cfg)  # a restart on the same database: snapshot 0 + replay of the log
+    with TestClient(app):
+        engine = app.state.engine
+        np.testing.assert_array_equal(engine.learner.W_, W_pg)
+        assert engine.learner.rng_.bit_generator.state == rng_pg
+        assert engine.stats["events"] == 60 and engine.stats["rewards"] == 60
