@@ -320,6 +320,12 @@ def csr_first_bad_row(indptr, indices, n_cols):
     return -1, -1
 
 
+def csr_is_canonical(indptr, indices):
+    """Twin of kernels.validation.csr_is_canonical: every row's columns strictly increase."""
+    return all(all(int(indices[p]) > int(indices[p - 1]) for p in range(int(indptr[i]) + 1, int(indptr[i + 1])))
+               for i in range(len(indptr) - 1))
+
+
 # ---------------------------------------------------------------------------
 # Regression-oracle bandits: SquareCB and EpsilonGreedy (noisyfeedback/kernels/oracle.py).
 # ---------------------------------------------------------------------------

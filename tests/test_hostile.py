@@ -17,6 +17,7 @@ import noisyfeedback as nf
 from noisyfeedback._validation import check_X
 
 from reference import csr_first_bad_row as ref_csr_first_bad_row
+from reference import csr_is_canonical as ref_csr_is_canonical
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -275,9 +276,26 @@ def test_fuzzed_csr_structures_are_refused_or_sound(n, d, data):
             assert f"row {expected[0]} is invalid" in str(e)
         return
     assert expected[0] < 0 or expected == (n, 1)
-    W = np.ones((3, d))
-    np.testing.assert_allclose(nf.Perceptron(3).partial_fit(out, np.zeros(n, int)).W_.shape, W.shape)
-    np.testing.assert_allclose(out.toarray(), sp.csr_matrix((out.data, out.indices, out.indptr), (n, d)).toarray())
+    from noisyfeedback.kernels.validation import csr_is_canonical
+
+    assert csr_is_canonical(X.indptr, X.indices) == ref_csr_is_canonical(X.indptr, X.indices)
+    assert csr_is_canonical(out.indptr, out.indices)  # sorted, no duplicates: ≤ d entries a row
+    assert np.diff(out.indptr).max(initial=0) <= d
+    np.testing.assert_array_equal(out.toarray(), X.toarray())  # duplicates summed, as scipy reads them
+    W = nf.Perceptron(3).partial_fit(out, np.zeros(n, int)).W_
+    assert W.shape == (3, d) and np.isfinite(W).all()
+
+
+def test_csr_with_duplicate_columns_is_summed_not_overrun():
+    # d = 1 and eight entries in column 0: before the fix, fetch_row wrote 8 entries into a 1-long buffer
+    # (heap corruption: "double free or corruption", SIGABRT)
+    X = sp.csr_matrix((1, 1))
+    X.data, X.indices, X.indptr = np.arange(1.0, 9.0), np.zeros(8, np.int64), np.array([0, 8], np.int64)
+    X.has_canonical_format = True  # a stale flag must not be trusted
+    out = check_X(X)
+    assert out.nnz == 1 and out.data[0] == 36.0
+    learner = nf.Perceptron(2).partial_fit(X, np.zeros(1, int))
+    np.testing.assert_array_equal(learner.W_, nf.Perceptron(2).partial_fit(np.array([[36.0]]), np.zeros(1, int)).W_)
 
 
 def test_zero_column_X_is_refused():

@@ -183,9 +183,15 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
             raise TypeError(f"{name}{where} must hold real numbers; got dtype {X.dtype}.")
         if X.dtype not in (np.float64, np.float32):
             X = X.astype(np.float64)
-        if not X.has_sorted_indices:
+        from .kernels.validation import csr_is_canonical
+
+        if not csr_is_canonical(X.indptr, X.indices):
+            # unsorted or duplicate columns: sort and sum duplicates (as scipy reads them); a row with
+            # duplicates could otherwise hold more than n_features entries and overrun a row buffer
             X = X.copy()
-            X.sort_indices()
+            X.has_sorted_indices = False
+            X.has_canonical_format = False
+            X.sum_duplicates()
         if X.nnz and not X.data.all():  # explicit zeros: the kernels read a CSR row's entries as its non-zeros
             X = X.copy()
             X.eliminate_zeros()

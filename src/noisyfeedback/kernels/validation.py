@@ -23,3 +23,17 @@ def csr_first_bad_row(indptr, indices, n_cols):
             if j < 0 or j >= n_cols:
                 return i, 2
     return -1, -1
+
+
+@njit(cache=True)
+def csr_is_canonical(indptr, indices):
+    """True when every row's column indices strictly increase (sorted, no duplicates): at most
+    n_cols entries a row, the form the kernels' row buffers are sized for. O(nnz).
+
+    scipy accepts duplicates (and sums them where it reads the matrix); its ``has_canonical_format``
+    flag is cached and can be set by hand, so it is not trusted here."""
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i] + 1, indptr[i + 1]):
+            if indices[p] <= indices[p - 1]:
+                return False
+    return True
