@@ -153,8 +153,9 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
     fit_intercept : bool, default=True
     max_iter : int >= 1, default=500
         L-BFGS iterations.
-    tol : float >= 0, default=1e-6
-        L-BFGS gradient tolerance.
+    tol : float >= 0, default=1e-4
+        L-BFGS gradient tolerance (scikit-learn's LogisticRegression default; 1e-6 took 3x the iterations on
+        60,000 MNIST rows for the same test error).
     estimator : {"confident_joint", "anchor"}, default="confident_joint"
         How ``confusion="estimate"`` estimates C (see :func:`estimate_confusion`).
     n_folds : int >= 2, default=5
@@ -234,7 +235,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         C: float = 1.0,
         fit_intercept: bool = True,
         max_iter: int = 500,
-        tol: float = 1e-6,
+        tol: float = 1e-4,
         estimator: str = "confident_joint",
         n_folds: int = 5,
         max_condition: float = DEFAULT_MAX_CONDITION,
