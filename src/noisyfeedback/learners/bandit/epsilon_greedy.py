@@ -10,10 +10,12 @@ from ._oracle import OracleBandit
 class EpsilonGreedy(OracleBandit):
     r"""ε-greedy over a regression oracle of the observed 0/1 feedback.
 
-    Values v = W x + b (one linear model per label, square loss on the raw, possibly flipped, feedback
-    of the played label; AdaGrad step by default). P(a) = (1−ε)·1[a = ŷ] + ε/K, ŷ = argmax v. With
-    m > 1 (``Diluted(m)`` feedback) the inclusion probabilities are π_a = (1−ε)·1[a ∈ Ŷ] + ε·m/K (Ŷ the
-    top-m labels), drawn by systematic sampling with one uniform; the set's prediction is Σ_{a∈S} v_a.
+    Values v = W x̂ + b with x̂ = x/‖x‖ (one linear model per label over the unit-norm row, square loss
+    on the raw, possibly flipped, feedback of the played label; AdaGrad step by default).
+    P(a) = (1−ε)·1[a = ŷ] + ε/K, ŷ = argmax v. With m > 1 (``Diluted(m)`` feedback) the inclusion
+    probabilities are π_a = P(a) + (1 − P(a))·(m−1)/(K−1) (an anchor drawn from P, the other m − 1 labels
+    uniformly; Σ π = m), drawn by systematic sampling over a uniformly random label order; the set's
+    prediction is Σ_{a∈S} v_a.
 
     Why no flip rates are needed: E[f̃ | x, a] = ρ0 + (1−ρ0−ρ1)·P(y=a | x), an increasing affine map of
     the clean value for class- and context-independent flips (ρ0 + ρ1 < 1), so the oracle ranks labels

@@ -10,8 +10,9 @@ from ._oracle import OracleBandit
 class SquareCB(OracleBandit):
     r"""SquareCB: a regression oracle of the observed feedback, explored by inverse-gap weighting [1]_.
 
-    Values v = W x + b (one linear model per label, fitted by square loss to the raw, possibly flipped,
-    0/1 feedback of the played label; AdaGrad step by default). With γ_t = γ_scale·(t+1)^γ_exp (t =
+    Values v = W x̂ + b with x̂ = x/‖x‖ (one linear model per label over the unit-norm row, fitted by
+    square loss to the raw, possibly flipped, 0/1 feedback of the played label; AdaGrad step by
+    default; the unit norm makes the step size independent of the features' scale). With γ_t = γ_scale·(t+1)^γ_exp (t =
     updates so far; Vowpal Wabbit's ``--squarecb`` schedule) and ŷ = argmax v, the action is drawn from
 
         p(a) = 1 / (K + γ_t·(v_ŷ − v_a))  for a ≠ ŷ,    p(ŷ) = 1 − Σ_{a≠ŷ} p(a).
@@ -23,10 +24,13 @@ class SquareCB(OracleBandit):
     :meth:`predict_proba` (calibrated clean probabilities).
 
     **Sets (m > 1, ``Diluted(m)`` feedback).** The prediction for a set S is Σ_{a∈S} v_a
-    (E[f̃ | x, S] = ρ0 + (1−ρ0−ρ1)·Σ_{a∈S} P(y=a | x)); every label of the set takes the same step.
-    Inclusion probabilities: π_a = m/(K + γ_t·(v_(m) − v_a)) outside the top-m set Ŷ (v_(m) its m-th
-    value), the labels of Ŷ share the rest; the set is drawn by systematic sampling (one uniform),
-    which includes each label with probability exactly π_a.
+    (E[f̃ | x, S] = ρ0 + (1−ρ0−ρ1)·Σ_{a∈S} P(y=a | x)); every label of the set takes the same step on
+    the residual f̃ − Σ_{a∈S} v_a. Inclusion probabilities π_a = p_a + (1 − p_a)·(m−1)/(K−1) (Σ π = m):
+    an anchor drawn from the one-label distribution p above and m − 1 other labels uniformly, so the
+    greedy label is nearly always in the set while the rest of the set stays random (a set of the top-m
+    labels every round would give them all the same update and never tell them apart). The set is drawn
+    by systematic sampling over a uniformly random label order, which includes each label with
+    probability exactly π_a (``kernels/oracle.py``).
 
     Parameters
     ----------
