@@ -310,6 +310,26 @@ def test_sklearn_clone(cls):
         assert not twin.is_fitted
 
 
+BANDITS = [c for c in LEARNERS if c.feedback_kind in ("bandit", "set")]
+
+
+@pytest.mark.parametrize("cls", BANDITS, ids=[c.__name__ for c in BANDITS])
+def test_fit_logged_trains_from_scratch_on_logged_rows(cls):
+    """fit_logged(X, actions, rewards, propensities) = a fresh learner's learn on the same rows, whatever
+    was learned before; rewards read as floats 0.0/1.0 (VW text, a table) are accepted."""
+    logger = make(cls)
+    X, y, ch = problem(logger)
+    actions, probs = logger.act(X)
+    rewards = ch.respond(y, actions, np.random.default_rng(1))
+    fresh = make(cls).learn(X, actions, rewards, probs)
+    used = make(cls).learn(X[:20], actions[:20], rewards[:20], probs[:20])
+    no_reset = make(cls).learn(X[:20], actions[:20], rewards[:20], probs[:20]).learn(X, actions, rewards, probs)
+    assert not np.array_equal(weights(no_reset), weights(fresh))  # so the check below can fail
+    out = used.fit_logged(X, actions, rewards.astype(np.float64), probs)
+    assert out is used
+    assert np.array_equal(weights(used), weights(fresh))
+
+
 CLASSIFIERS = [c for c in LEARNERS if c.feedback_kind in ("label", "bandit", "set")]
 
 

@@ -46,6 +46,18 @@ def _as_binary(rewards):
     return arr
 
 
+class LoggedLearning:
+    """``fit_logged``: train from scratch on logged rows, for every learner of bandit or set feedback
+    (whose ``learn(X, actions, feedback, propensities)`` updates from logged rows in order)."""
+
+    def fit_logged(self, X, actions, rewards, propensities):
+        """Train from scratch on logged rows (context, action or set taken, 0/1 reward, its propensity),
+        in order: discards any learned state, then ``learn``. Rewards read as floats 0.0/1.0 (VW text, a
+        table) are accepted. Returns self."""
+        self._reset()
+        return self.learn(X, actions, _as_binary(rewards), propensities)
+
+
 @contextmanager
 def class_major(learner):
     """``learner.W_`` stored column-major (Fortran order) for a compiled loop, copied back after.

@@ -26,7 +26,7 @@ from ..._validation import AnySeed, Integer, Interval, Options
 from ...feedback import CODE_BANDIT, CODE_DILUTED
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, oracle_act, oracle_learn, oracle_simulate,
                                oracle_values_rows)
-from .._linear import LinearClassifier, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, kernel_view
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED}
@@ -42,7 +42,7 @@ class _FeedbackKind:
         return "set" if obj._sets() else "bandit"
 
 
-class OracleBandit(LinearClassifier):
+class OracleBandit(LoggedLearning, LinearClassifier):
     """A linear regression oracle of the 0/1 feedback, v = W x̂ + b (x̂ = x/‖x‖: rows scaled to unit norm
     inside, so that the step sizes do not depend on the scale of the features), with a policy over v.
 

@@ -7,10 +7,10 @@ import numpy as np
 from ..._validation import AnySeed, Interval
 from ...feedback import CODE_BANDIT
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
-from .._linear import _as_binary, LinearClassifier, class_major, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view
 
 
-class Banditron(LinearClassifier):
+class Banditron(LoggedLearning, LinearClassifier):
     """Banditron: ε-greedy exploration with an importance-weighted Perceptron update.
 
     P(r) = (1-γ)·1[r = ŷ] + γ/K; draw ỹ ~ P; observe f = 1[ỹ = y];
@@ -84,12 +84,6 @@ class Banditron(LinearClassifier):
         out = np.full((greedy.shape[0], K), float(self.gamma) / K)
         out[np.arange(greedy.shape[0]), greedy] += 1.0 - float(self.gamma)
         return out
-
-    def fit_logged(self, X, actions, rewards, propensities) -> "Banditron":
-        """Train from scratch on logged rows (context, action taken, 0/1 reward, its propensity), in order:
-        discards any learned state, then ``learn``. Returns self."""
-        self._reset()
-        return self.learn(X, actions, _as_binary(rewards), propensities)
 
     def learn(self, X, actions, feedback, propensities) -> "Banditron":
         """Update from logged rows in order: action taken, 0/1 feedback, its propensity."""

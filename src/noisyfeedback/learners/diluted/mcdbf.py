@@ -9,12 +9,12 @@ import numpy as np
 from ..._validation import AnySeed, Integer, Interval
 from ...feedback import CODE_DILUTED
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
-from .._linear import _as_binary, kernel_view
+from .._linear import LoggedLearning, kernel_view
 from ..bandit.rcnbf import RCNBF
 from ._sets import SetPredictor
 
 
-class MCDBF(SetPredictor):
+class MCDBF(LoggedLearning, SetPredictor):
     r"""MC-DBF: explore with a random set of m labels, learn from 1[y ∈ set] (docs/algorithms.md §4.9).
 
     Each round: Ŷ = the top-m labels of s = W x (ties lowest index first);
@@ -182,11 +182,6 @@ class MCDBF(SetPredictor):
         out = np.full((top.shape[0], self.n_classes), p_out)
         np.put_along_axis(out, top, p_in, axis=1)
         return out
-
-    def fit_logged(self, X, actions, rewards, propensities) -> "MCDBF":
-        """Train from scratch on logged rows (proposed set, 0/1 feedback, the set's probability); returns self."""
-        self._reset()
-        return self.learn(X, actions, _as_binary(rewards), propensities)
 
     def learn(self, X, actions, feedback, propensities) -> "MCDBF":
         """Update from logged rows in order: the proposed set, 0/1 feedback, the set's probability Z."""
