@@ -28,7 +28,7 @@ def _agarwal(ours: float, others: float, ours_learning: bool, est_error: float):
     for m in ("ours", "nrest"):
         tab[f"{m}_rho0"] = tab["rho0"] + est_error
         tab[f"{m}_rho1"] = tab["rho1"] + est_error
-    return ag._claims(ag._final(df), df, {"digits": tab})
+    return ag.claims._claims(ag.claims._final(df), df, {"digits": tab})
 
 
 def test_agarwal2021_claims_hold_and_fail():
