@@ -21,8 +21,8 @@ SMALL = {**recipe.QUICK_PLAN,
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("agarwal2021")
     mp = pytest.MonkeyPatch()
-    mp.setattr(recipe, "QUICK_PLAN", SMALL)
-    mp.setattr(recipe, "SETTINGS_TABLE1", [(0.25, 0.25), (0.2, 0.4)])
+    mp.setattr(recipe.plans, "QUICK_PLAN", SMALL)
+    mp.setattr(recipe.plans, "SETTINGS_TABLE1", [(0.25, 0.25), (0.2, 0.4)])
     try:
         index = reproduce("agarwal2021", quick=True, out=out, progress=False)
     finally:

@@ -30,7 +30,7 @@ TEST_PLAN = {
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("batra2021")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(batra, "QUICK_PLAN", {**batra.QUICK_PLAN, **TEST_PLAN})
+        mp.setattr(batra.plans, "QUICK_PLAN", {**batra.QUICK_PLAN, **TEST_PLAN})
         index = reproduce("batra2021", quick=True, out=out, progress=False)
     return index
 
@@ -125,7 +125,7 @@ def test_window_error_from_a_cumulative_curve():
 
 
 def test_checkpoints_hold_the_gap_rounds():
-    cps = batra._checkpoints(1_000_000, 60)
+    cps = batra.plans._checkpoints(1_000_000, 60)
     assert {100_000, 500_000, 1_000_000} <= set(cps)
     assert cps == sorted(set(cps))
 

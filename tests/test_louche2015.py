@@ -38,7 +38,7 @@ TEST_PLAN = {
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("louche2015")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(louche, "QUICK_PLAN", {**louche.QUICK_PLAN, **TEST_PLAN})
+        mp.setattr(louche.plans, "QUICK_PLAN", {**louche.QUICK_PLAN, **TEST_PLAN})
         index = reproduce("louche2015", quick=True, out=out, progress=False)
     return index
 
@@ -171,9 +171,9 @@ def test_table1_task_protocol_on_digits():
 def test_missing_letter_file_is_skipped_and_named(tmp_path, monkeypatch):
     monkeypatch.delenv("NOISYFEEDBACK_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    ok, why = louche._available({"name": "letter", "label": "Letter Recognition"}, tmp_path)
+    ok, why = louche.plans._available({"name": "letter", "label": "Letter Recognition"}, tmp_path)
     assert not ok and "letter-recognition.data" in why
-    assert louche._available({"name": "digits", "label": "digits"}, tmp_path) == (True, "")
+    assert louche.plans._available({"name": "digits", "label": "digits"}, tmp_path) == (True, "")
 
 
 # ------------------------------------------------------------- the claims

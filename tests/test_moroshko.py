@@ -34,7 +34,7 @@ TEST_PLAN = {
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("moroshko")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mo, "QUICK_PLAN", {**mo.QUICK_PLAN, **TEST_PLAN})
+        mp.setattr(mo.plans, "QUICK_PLAN", {**mo.QUICK_PLAN, **TEST_PLAN})
         index = reproduce("moroshko", quick=True, out=out, progress=False)
     return index
 
@@ -94,7 +94,7 @@ def test_results_tables_are_written(report):
 def test_self_tuned_trace_is_the_in_order_simulation(schedule):
     n = 1_000
     data = {"kind": "synthetic", "n_samples": n, "seed": 4}
-    noise = mo._budget_noise(schedule, 5.0, 7)
+    noise = mo.plans._budget_noise(schedule, 5.0, 7)
     learner = {"cls": "ORS", "params": {"r": 10.0, "scaling": "one_sample_pred", "variance": "unknown",
                                         "budget": 1.5, "strategy": "auto_self_tuned", "seed": 3}}
     tr = mo.self_tuned_trace(data, noise, learner, sim_seed=5, block=100)
@@ -110,10 +110,10 @@ def test_self_tuned_trace_is_the_in_order_simulation(schedule):
 
 def test_find_a_spends_at_most_the_budget_and_close_to_it():
     data = {"kind": "synthetic", "n_samples": 1_500, "seed": 1}
-    learner = mo._with(mo._budget_learner("scaling", "auto", 1.8, 1_500), r=30.0, seed=0)
+    learner = mo.tasks._with(mo.plans._budget_learner("scaling", "auto", 1.8, 1_500), r=30.0, seed=0)
     a, spend = mo.find_a(data, {"kind": "uniform", "M": 5.0, "seed": 2}, learner, 1.8, steps=12, sim_seed=0)
     assert spend <= 1.8 and spend > 1.7
-    rerun = mo.run_one(data, {"kind": "uniform", "M": 5.0, "seed": 2}, mo._with(learner, a=a), 0, 2)
+    rerun = mo.run_one(data, {"kind": "uniform", "M": 5.0, "seed": 2}, mo.tasks._with(learner, a=a), 0, 2)
     assert rerun["labels_rate"] == spend
 
 
@@ -125,11 +125,11 @@ def test_results_do_not_depend_on_the_number_of_jobs(tmp_path):
         tasks.append({"op": "report", "key": ("single", "t", v), "n_checkpoints": 5, "runs": [
             {"seed": s, "data": {"kind": "synthetic", "n_samples": 500, "seed": s},
              "noise": {"kind": "uniform", "M": 2.0, "seed": 10 + s},
-             "learner": mo._with(mo._variant_learner(v), r=5.0), "sim_seed": s} for s in range(2)]})
+             "learner": mo.tasks._with(mo.plans._variant_learner(v), r=5.0), "sim_seed": s} for s in range(2)]})
     with Engine(tmp_path / "serial", progress=False) as eng:
-        serial = mo._map(eng, tasks, "serial")
+        serial = mo.plans._map(eng, tasks, "serial")
     with Engine(tmp_path / "joblib", jobs=2, progress=False) as eng:
-        parallel = mo._map(eng, tasks, "joblib")
+        parallel = mo.plans._map(eng, tasks, "joblib")
     assert list(serial) == list(parallel) == [t["key"] for t in tasks]
     for k in serial:
         assert serial[k]["runs"] == parallel[k]["runs"]
@@ -138,7 +138,7 @@ def test_results_do_not_depend_on_the_number_of_jobs(tmp_path):
 def test_late_mse_is_the_mean_over_the_last_rounds():
     rng = np.random.default_rng(0)
     sq = rng.random(1_000)
-    cps = mo._checkpoints(1_000, 10)
+    cps = mo.tasks._checkpoints(1_000, 10)
     curve = np.cumsum(sq)[cps - 1] / cps
     assert mo.late_mse(cps, curve) == pytest.approx(sq[800:].mean(), rel=1e-12)
 
@@ -210,15 +210,15 @@ def test_acceptance_ors_beats_nlms_in_the_recipe_protocol():
     seeds, reports 0.74 and 0.83). Only a safe margin is asserted."""
     plan = {**mo.QUICK_PLAN, **TEST_PLAN, "seeds": 4, "synthetic": {"n_samples": 10_000, "M": 5.0},
             "r_grid": [float(v) for v in np.round(np.logspace(0, 3.5, 8), 3)], "beta_grid": [0.3, 3.0, 30.0]}
-    settings = mo._single_settings(plan)[:1]
+    settings = mo.plans._single_settings(plan)[:1]
     tuned = {}
     for v in ("noisy feedback", "beta", "one sample and pred"):
         data, noise = settings[0]["tune"]
-        res = mo.work({"op": "tune", "key": v, "data": data, "noise": noise, "learner": mo._variant_learner(v),
+        res = mo.work({"op": "tune", "key": v, "data": data, "noise": noise, "learner": mo.plans._variant_learner(v),
                        "r_grid": plan["r_grid"], "beta_grid": plan["beta_grid"],
                        "tune_beta": v == "beta"})
-        best = mo._best(res["grid"])
-        tuned[v] = mo._with(mo._variant_learner(v), **{k: best[k] for k in ("r", "beta") if k in best})
+        best = mo.tasks._best(res["grid"])
+        tuned[v] = mo.tasks._with(mo.plans._variant_learner(v), **{k: best[k] for k in ("r", "beta") if k in best})
     ratios = []
     for s, (data, noise) in enumerate(settings[0]["report"]):
         m = {v: mo.run_one(data, noise, tuned[v], s, 2)["mse"] for v in tuned}

@@ -28,7 +28,7 @@ def _agarwal(ours: float, others: float, ours_learning: bool, est_error: float):
     for m in ("ours", "nrest"):
         tab[f"{m}_rho0"] = tab["rho0"] + est_error
         tab[f"{m}_rho1"] = tab["rho1"] + est_error
-    return ag._claims(ag._final(df), df, {"digits": tab})
+    return ag.claims._claims(ag.claims._final(df), df, {"digits": tab})
 
 
 def test_agarwal2021_claims_hold_and_fail():
@@ -63,3 +63,137 @@ def test_batra2021_claims_hold_and_fail():
     assert len(good) == len(bad) == 7 and len(judged) == 6  # Fashion-MNIST: not run in this set-up
     assert all(c.holds is True for c in judged)
     assert all(c.holds is False for c in bad if not c.what.startswith("Fashion-MNIST"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every recipe, through the claims function it registers (``PAPER.claims(results, ctx)``): a recipe whose
+# claims are dropped (``return []``), or left unjudged, fails here, at the make_claims level and the wrapper's.
+def _ctx(plan: dict, quick: bool = True):
+    from pathlib import Path
+
+    from noisyfeedback.experiments.recipes import Context
+
+    return Context(quick, plan, Path("."), None, 1, 0.0, 0, 0)
+
+
+def _judged(claims) -> dict:
+    assert claims, "no claims"
+    return {c.what: c.holds for c in claims}
+
+
+def test_agarwal2021_registered_claims_hold_and_fail():
+    for good, want in ((True, True), (False, False)):
+        df = _agarwal_frame(good)
+        tab = pd.DataFrame({"rho0": [0.0, 0.2], "rho1": [0.0, 0.4]})
+        for m in ("ours", "nrest"):
+            tab[f"{m}_rho0"] = tab["rho0"] + (0.01 if good else 0.1)
+            tab[f"{m}_rho1"] = tab["rho1"] + (0.01 if good else 0.1)
+        holds = _judged(ag.PAPER.claims({"df": df, "table1": {"digits": tab}}, _ctx({})))
+        assert set(holds.values()) == {want}, holds
+
+
+def _agarwal_frame(good: bool) -> pd.DataFrame:
+    rows = []
+    for ch, rho in (("NoisyBandit(0.2,0.4)", (0.2, 0.4)), ("NoisyBandit(0,0)", (0.0, 0.0))):
+        for learner in ag.LEARNERS:
+            mine = learner in ("RCNBF", "RCINE")
+            err = (0.1 if mine else 0.3) if good else (0.5 if mine else 0.1)
+            curve = [err * 2, err * 1.5, err * 1.2, err] if (mine and good) else [err] * 4
+            rows += [{"phase": "report", "dataset": "D", "channel": ch, "learner": learner, "seed": s,
+                      "channel.rho0": rho[0], "channel.rho1": rho[1], "error_rate": err, "curve": curve,
+                      "checkpoints": [100, 200, 300, 400]} for s in (0, 1)]
+    return pd.DataFrame(rows)
+
+
+def test_batra2021_registered_claims_hold_and_fail():
+    for good in (True, False):
+        lv = {"low": 2, "medium": 4, "high": 8}
+        plateau = f"smallest γ within {ba.PLATEAU_TOL:g} of the best"
+        gammas = ["0.1", "0.2", "0.4"] if good else ["0.4", "0.2", "0.1"]
+        gtab = pd.DataFrame([{"dataset": "Syn", "algorithm": f"MC-DBF m = {lv[k]} ({k})", "paper γ": "—",
+                              "our γ": g, plateau: g} for k, g in zip(ba.LEVELS, gammas)])
+        errs = {"SOBA": 0.2, "MC-DBF m=2": 0.2 if good else 0.6, "MC-DBF m=4": 0.2 if good else 0.6,
+                "MC-DBF m=8": 0.3 if good else 0.1, "MC-SLP m=2": 0.15, "MC-SLP m=4": 0.15}
+        fin = pd.DataFrame([{"dataset": "Syn", "algorithm": a, "_err": e} for a, e in errs.items()])
+        gap = 0.0 if good else 0.1
+        gaps = pd.DataFrame([{"dataset": "Syn", "m": 2, "gap at T/10": 0.1, "gap at T": gap, "rounds T": 1000,
+                              "gap, 2nd half": gap}])
+        ms = np.arange(1, 9)
+        msw = pd.DataFrame({"dataset": "Syn", "learner.m": ms, "error_rate": 0.1 + 0.05 * ms if good else 0.6 - 0.05 * ms,
+                            "learner.gamma": 0.2})
+        results = {"fin": fin, "gaps": gaps, "gtab": gtab, "msw": msw, "levels_by_ds": {"Syn": lv}, "real": [],
+                   "synthetic": ["Syn"]}
+        holds = _judged(ba.PAPER.claims(results, _ctx({})))
+        judged = {k: v for k, v in holds.items() if not k.startswith("Fashion-MNIST")}
+        assert len(judged) == 6 and set(judged.values()) == {good}, holds
+
+
+def test_louche2015_registered_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import louche2015 as lo
+
+    def rows(values, fig1a_uma, fig1a_perceptron=(0.1, 0.3, 0.6)):
+        out = [{"part": "table1", "dataset": "Letter Recognition", "run": 0, "learner": k, "error": v,
+                "confusion_rate": v} for k, v in values.items()]
+        for run in (0, 1):
+            for lam, u, p in zip((0.3, 0.6, 0.9), fig1a_uma, fig1a_perceptron):
+                base = {"part": "fig1a", "run": run, "lam": lam, "noise_level": lam, "cond": 1.0, "label_noise": lam / 2}
+                out += [{**base, "learner": "UMA", "confusion_rate": u, "error": u},
+                        {**base, "learner": "Perceptron", "confusion_rate": p, "error": p}]
+        return pd.DataFrame(out)
+
+    good = {"UMA": 0.20, "P_noisy": 0.25, "P_labelled": 0.40, "P_full": 0.10, "SSL": 0.30, "SSL_raw": 0.28}
+    bad = {"UMA": 0.50, "P_noisy": 0.25, "P_labelled": 0.12, "P_full": 0.60, "SSL": 0.20, "SSL_raw": 0.28}
+    holds = _judged(lo.PAPER.claims({"df": rows(good, (0.05, 0.1, 0.5))}, _ctx({})))
+    assert len(holds) == 9 and set(holds.values()) == {True}, holds
+    holds = _judged(lo.PAPER.claims({"df": rows(bad, (0.7, 0.5, 0.3), (0.6, 0.3, 0.1))}, _ctx({})))
+    assert len(holds) == 9 and set(holds.values()) == {False}, holds
+
+
+def test_dekel2009_registered_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import dekel2009 as de
+
+    def fake(ratio_ets, ratio_sgd):
+        return pd.DataFrame([{"problem": f"p{p}", "split": s, "assignment": "random", "k": k, "flipped": k / 100,
+                              "ratio_ets": ratio_ets(k), "ratio_sgd": ratio_sgd(k)}
+                             for p in range(3) for k in (10, 20, 30, 40) for s in range(3)])
+
+    ctx = _ctx({"n_teachers": 100}, quick=False)
+    good = _judged(de.PAPER.claims({"df": fake(lambda k: 0.5 - k / 200, lambda k: 0.4 + k / 100)}, ctx))
+    bad = _judged(de.PAPER.claims({"df": fake(lambda k: 1.2, lambda k: 0.9)}, ctx))
+    assert len(good) == len(bad) == 7
+    first = next(iter(good))
+    assert good[first] is True and bad[first] is False  # the acceptance claim (20–40 %)
+    assert None not in good.values() and None not in bad.values()
+    assert sum(good.values()) > sum(bad.values())
+
+
+def test_moroshko_registered_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import moroshko as mo
+
+    def budget(scaling_gain: float, over: float):
+        return pd.DataFrame([{"schedule": sched, "B": B, "rule": rule, "strategy": s,
+                              "MSE": 1.0 + 0.1 * k + (scaling_gain if rule == "no scaling" else 0.0),
+                              "labels/round": 0.95 * B if s == "auto_self_tuned" else B,
+                              "max of labels so far / rounds so far": B + (over if s == "auto_self_tuned" else 0)}
+                             for sched in mo.SCHEDULES for B in (1.5, 2.5) for rule in mo.BUDGET_RULES
+                             for k, s in enumerate(mo.STRATEGIES)])
+
+    def single(beta_mse: float):
+        return pd.DataFrame([{"setting": st, "variant": v, "MSE": beta_mse if v == "beta" else 1.0, "late MSE": 1.0,
+                              "ratio to noisy NLMS": beta_mse if v == "beta" else 1.0, "worst seed ratio": 1.0,
+                              "seeds below noisy NLMS": 2 if beta_mse < 1 else 0, "seeds": 2}
+                             for st in ("synthetic, M = 5", "channel equalization, M = 1", "speech substitute")
+                             for v in mo.VARIANTS])
+
+    def judged(beta_mse, gain, over):
+        results = {"s_single": single(beta_mse), "fig6": budget(gain, over), "traces": {}, "raw": {"budgets": [1.5, 2.5]}}
+        return _judged(mo.PAPER.claims(results, _ctx({"self_tuned_budget": 1.5})))
+
+    good, bad = judged(0.5, 0.5, 0.0), judged(2.0, -0.5, 0.01)
+    for what in ("Fig. 2 (synthetic, M = 5, known variance): 'beta' (6) outperforms the other variants",
+                 "Acceptance (synthetic, M = 5): ORS 'beta' ends with a lower MSE than NLMS on noisy labels",
+                 "Fig. 4 (docs/algorithms.md §8): ORS ('beta') below NLMS at every noise level M",
+                 "Fig. 5 (speech SUBSTITUTE): 'beta' works much better than just using the noisy label",
+                 "Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'",
+                 "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"):
+        assert good[what] is True and bad[what] is False, what

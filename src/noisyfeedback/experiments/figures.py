@@ -6,7 +6,9 @@
   mean ± std over seeds, one line per learner;
 - :func:`summary_table`, :func:`bar_figure` — final metric per configuration (mean ± std);
 - :func:`selection_table` — chosen values of a ``[selection]`` run;
-- :func:`plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs.
+- :func:`plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs;
+- :func:`new_figure` — the one figure factory of every report (panels in a grid, constrained layout),
+  and :func:`learner_color` / :func:`color_picker` — one fixed colour per learner across every report.
 
 Nothing here uses pyplot's global state (figures are :class:`matplotlib.figure.Figure`).
 """
@@ -27,6 +29,10 @@ from .plan import param_text
 from .store import atomic_path, read_results
 
 __all__ = [
+    "new_figure",
+    "learner_color",
+    "color_picker",
+    "LEARNER_COLORS",
     "label_rows",
     "learning_curve_figures",
     "sweep_figure",
@@ -37,6 +43,51 @@ __all__ = [
     "plot_results",
     "save_figure",
 ]
+
+
+#: one colour per learner in every report (a learner looks the same in each figure); keys are learner
+#: names without "-" (``MC-DBF`` and ``MCDBF`` share one)
+LEARNER_COLORS: dict[str, str] = {
+    "Perceptron": "#7f7f7f", "Banditron": "#1f77b4", "RCNBF": "#d62728", "RCINE": "#ff7f0e", "BPA": "#9467bd",
+    "SOBA": "#2ca02c", "MCDBF": "#17becf", "MCSLP": "#8c564b", "UMA": "#e377c2", "NLMS": "#bcbd22",
+    "ORS": "#1f77b4", "SVM": "#7f7f7f", "EvilTeacherSVM": "#d62728", "TeacherSGD": "#2ca02c",
+    "Pegasos": "#9467bd", "SquareCB": "#ff7f0e", "EpsilonGreedy": "#8c564b",
+}
+#: colours for a second line of the same learner in one figure (or a line that names no learner)
+_SPARE_COLORS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354",
+                 "#756bb1", "#636363")
+
+
+def learner_color(label: str) -> str | None:
+    """The fixed colour of the learner a line label starts with ("MC-DBF m=2 γ=0.2" -> MC-DBF's), or None."""
+    first = str(label).split(" ", 1)[0].split("(", 1)[0].replace("-", "")
+    return LEARNER_COLORS.get(first)
+
+
+def color_picker():
+    """A per-figure ``label -> colour``: the learner's fixed colour the first time it appears, then spare
+    colours (so two lines of one figure never share a colour)."""
+    used: set[str] = set()
+    spare = iter(_SPARE_COLORS * 4)
+
+    def pick(label: str) -> str:
+        c = learner_color(label)
+        if c is None or c in used:
+            c = next(c for c in spare if c not in used)
+        used.add(c)
+        return c
+
+    return pick
+
+
+def new_figure(n_panels: int = 1, *, ncols: int | None = None, width: float = 6.8, height: float = 4.4):
+    """``(figure, [axes])``: ``n_panels`` panels row by row, ``ncols`` a row (default: all in one row), each
+    ``width`` × ``height`` inches, constrained layout (no pyplot state)."""
+    n = max(int(n_panels), 1)
+    cols = n if ncols is None else max(1, min(int(ncols), n))
+    rows = -(-n // cols)
+    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    return fig, [fig.add_subplot(rows, cols, i + 1) for i in range(n)]
 
 
 def _report_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +144,7 @@ def learning_curve_figures(df: pd.DataFrame, band: str = "minmax") -> dict[tuple
         n_seeds = g["seed"].nunique()
         what = "min–max" if band == "minmax" else "± 1 std"
         title = f"{ds}, {ch}" + (f" (mean and {what} over {n_seeds} seeds)" if n_seeds > 1 else "")
-        out[(ds, ch)] = learning_curves(frame, title=title, band=band)
+        out[(ds, ch)] = learning_curves(frame, title=title, band=band, colors=color_picker())
     return out
 
 
@@ -123,12 +174,13 @@ def sweep_figure(df: pd.DataFrame, param: str, metric: str = "error_rate", *, da
     else:
         fig = ax.figure
     xs_all = []
+    pick = color_picker()
     for learner, g in rows.groupby("learner", sort=False):
         stats = g.groupby(col, sort=True)[metric].agg(["mean", "std", "count"])
         x = stats.index.to_numpy(dtype=float)
         xs_all.extend(x)
         mean, std = stats["mean"].to_numpy(), np.nan_to_num(stats["std"].to_numpy())
-        (line,) = ax.plot(x, mean, marker="o", lw=1.5, label=str(learner))
+        (line,) = ax.plot(x, mean, marker="o", lw=1.5, label=str(learner), color=pick(str(learner)))
         if (stats["count"] > 1).any():
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2, lw=0)
         if "is_chosen" in g.columns and g["is_chosen"].fillna(False).astype(bool).any():

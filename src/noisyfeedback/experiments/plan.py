@@ -33,6 +33,7 @@ from .config import (
     format_path,
     stable_hash,
 )
+from .engine import KINDS  # the sweep kinds are registered by .tasks, imported with the package
 
 __all__ = [
     "Plan",
@@ -73,8 +74,6 @@ def resolve_learner(name: str) -> type:
 
 def _sweep_kinds() -> list[str]:
     """The task kinds a config's learners may name (those that run on a loaded data set)."""
-    from .engine import KINDS  # the built-in kinds are registered by .tasks, imported with the package
-
     return [k for k, v in KINDS.items() if v.data]
 
 
@@ -747,8 +746,6 @@ def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
 
     Long on purpose: the checks run in one pass so that every problem of a config is collected and
     reported together, each with its key path."""
-    from . import tasks  # noqa: F401  (registers the task kinds)
-
     base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
     errors = _Errors()
     ddir = str(data_dir) if data_dir is not None else (

@@ -30,6 +30,7 @@ set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S 
 import numpy as np
 from numba import njit
 
+from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
 from .channels import flip
 
 # The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
@@ -369,11 +370,11 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
     1[y ∉ Ŷ] (when sized).
 
-    Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 (1) and coded rows (3) are read in place,
+    Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 and coded rows are read in place,
     other forms copied into buffers; the same arithmetic in the same order either way.
     """
     K, d = W.shape
-    inplace = sparse == 1 or sparse == 3
+    inplace = sparse == CSR_FLOAT64 or sparse == CSR_CODED
     n_buf = 0 if inplace else d
     idx = np.empty(n_buf, np.int64)
     val = np.empty(n_buf, np.float64)
@@ -391,13 +392,13 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
     for s in range(T):
         i = order[s]
         yi = y[i]
-        if sparse != 0 and s + PREFETCH_AHEAD < T:
+        if sparse != DENSE and s + PREFETCH_AHEAD < T:
             prefetch_csr_row(indptr, indices, data, order[s + PREFETCH_AHEAD])
         x = explore_at(kind, explore, gamma_exponent, t[0])
         if inplace:
             lo = indptr[i]
             hi = indptr[i + 1]
-            if sparse == 3:
+            if sparse == CSR_CODED:
                 oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, yi, m,
                              kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
                              chosen, num, den)

@@ -245,6 +245,7 @@ def learning_curves(
     ylabel: str = "cumulative online error rate",
     legend: bool = True,
     figsize: tuple[float, float] = (7.0, 4.5),
+    colors=None,
 ) -> Figure:
     """Plot cumulative online error rate against rounds, one line per configuration.
 
@@ -262,6 +263,9 @@ def learning_curves(
     band : 'minmax', 'std' or None
         Band around the mean of several runs: min..max, mean ± one standard
         deviation, or none.
+    colors : callable, optional
+        ``label -> colour`` (e.g. :func:`noisyfeedback.experiments.figures.color_picker`'s, one fixed
+        colour per learner); default: matplotlib's colour cycle.
 
     Returns
     -------
@@ -291,7 +295,10 @@ def learning_curves(
         n = len(runs)
         text = lab if n == 1 else f"{lab} (mean of {n})"
         y = _positive(mean) if logy else mean
-        (line,) = ax.plot(x, y, label=text, **line_style(i, len(x)))
+        style = line_style(i, len(x))
+        if colors is not None:
+            style["color"] = colors(lab)
+        (line,) = ax.plot(x, y, label=text, **style)
         if n > 1 and band is not None:
             lo, hi = (low, high) if band == "minmax" else (mean - std, mean + std)
             if logy:

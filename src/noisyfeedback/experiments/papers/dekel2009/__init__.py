@@ -34,18 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from ...recipes import Paper, register_paper, run_paper
-from . import plans as _plans
-from .claims import MAJORITY, claims, make_claims
+from . import claims, plans, report, tasks
+from .claims import MAJORITY, make_claims
 from .plans import FULL_PLAN, PAPER_K, QUICK_PLAN, RCV1_PLAN
-from .report import INTRO, fig_ratio_vs_k, fig_topic, ratio_table, sections, sensitivity_tables
+from .report import INTRO, fig_ratio_vs_k, fig_topic, ratio_table, sensitivity_tables
 from .tasks import choose_lambda, choose_problem, problems, run_split, sensitivity_split
 
 TITLE = "Dekel & Shamir (2009): good learners for evil teachers"
 
 PAPER = register_paper(Paper(
     name="dekel2009", title=TITLE, url="https://www.cs.huji.ac.il/~shais/papers/DekelSh09.pdf",
-    plan=lambda quick, data_dir=None: _plans.plan(quick), run=lambda eng, plan, data_dir: _plans.run(eng, plan, data_dir),
-    claims=claims, sections=sections, intro=INTRO,
+    plan=plans.plan, run=plans.run, claims=claims.claims, sections=report.sections, intro=INTRO,
     description="Figs. 1–3: damage ratio of EvilTeacherSVM and TeacherSGD vs SVM, random and topic "
                 "teachers, 6 binary problems."))
 
@@ -56,5 +55,5 @@ def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, prog
 
 
 __all__ = ["PAPER", "TITLE", "run", "QUICK_PLAN", "FULL_PLAN", "RCV1_PLAN", "PAPER_K", "MAJORITY", "make_claims",
-           "claims", "sections", "problems", "choose_lambda", "choose_problem", "run_split", "sensitivity_split",
-           "ratio_table", "sensitivity_tables", "fig_ratio_vs_k", "fig_topic"]
+           "problems", "choose_lambda", "choose_problem", "run_split", "sensitivity_split",
+           "ratio_table", "sensitivity_tables", "fig_ratio_vs_k", "fig_topic", "plans", "tasks", "claims", "report"]

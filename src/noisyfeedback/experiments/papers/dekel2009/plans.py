@@ -51,7 +51,7 @@ RCV1_PLAN: dict[str, Any] = {**FULL_PLAN, "dataset": {"name": "rcv1", "label": "
                              "n_train": 10_000, "lams": [1e-4, 1e-5, 1e-6]}
 
 
-def plan(quick: bool) -> dict:
+def plan(quick: bool, data_dir=None) -> dict:
     """A fresh copy of the quick or the full plan."""
     return json.loads(json.dumps(QUICK_PLAN if quick else FULL_PLAN))
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...figures import new_figure
 from .claims import MAJORITY, _medians
 from .tasks import problems
 
@@ -60,22 +61,13 @@ def ratio_table(df: pd.DataFrame, assignment: str = "random") -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- figures
-def _new_fig(n_panels: int, width: float = 4.2, height: float = 3.4):
-    from matplotlib.figure import Figure
-
-    cols = min(3, n_panels)
-    rows = -(-n_panels // cols)
-    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
-    return fig, [fig.add_subplot(rows, cols, i + 1) for i in range(n_panels)]
-
-
 YLIM = (-1.0, 3.0)
 
 
 def fig_ratio_vs_k(df: pd.DataFrame, col: str, title: str, n_teachers: int):
     d = df[df["assignment"] == "random"]
     probs = sorted(d["problem"].unique())
-    fig, axes = _new_fig(len(probs))
+    fig, axes = new_figure(len(probs), ncols=3, width=4.2, height=3.4)
     for ax, p in zip(axes, probs):
         g = d[d["problem"] == p]
         ks = sorted(g["k"].unique())
@@ -96,7 +88,7 @@ def fig_ratio_vs_k(df: pd.DataFrame, col: str, title: str, n_teachers: int):
 def fig_topic(df: pd.DataFrame):
     d = df[df["assignment"] == "topic"]
     probs = sorted(d["problem"].unique())
-    fig, axes = _new_fig(len(probs))
+    fig, axes = new_figure(len(probs), ncols=3, width=4.2, height=3.4)
     for ax, p in zip(axes, probs):
         g = d[d["problem"] == p]
         ax.scatter(g["flipped"], g["ratio_sgd"].clip(*YLIM), marker="+", s=14, lw=0.7, label="TeacherSGD")
