@@ -81,6 +81,8 @@ def learners(C: np.ndarray, seed: int, params: dict | None = None) -> dict:
     params = RECOMMENDED if params is None else params
     out = {
         "CorrectedLR": lambda: nf.CorrectedLogisticRegression(confusion=C, **params),
+        # the class defaults (C = 1, no Cs search): what a user gets without the recommended grid
+        "CorrectedLR_defaults": lambda: nf.CorrectedLogisticRegression(confusion=C),
         "CorrectedLR_est": lambda: nf.CorrectedLogisticRegression(confusion="estimate", seed=seed, **params),
         "LogReg": lambda: LogisticRegression(max_iter=1000),
         "UMA": lambda: nf.UMA(confusion=C, max_iter=1000),
@@ -139,6 +141,7 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", default="digits,toy,letter")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--rhos", default=",".join(str(r) for r in RHOS))
+    ap.add_argument("--learners", default=None, help="comma-separated subset of the learners (default: all)")
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
@@ -148,7 +151,8 @@ def main(argv=None) -> int:
         for kind in a.kinds.split(","):
             for rho in (float(r) for r in a.rhos.split(",")):
                 for s in seeds:
-                    rows += run_setting(name, kind, rho, s, a.data_dir)
+                    rows += run_setting(name, kind, rho, s, a.data_dir,
+                                        only=a.learners.split(",") if a.learners else None)
                 print(name, kind, rho, "done", file=sys.stderr, flush=True)
     df, t, wide = summary(rows)
     if a.out:
