@@ -169,6 +169,19 @@ def markdown(df, index=True) -> str:
     return "\n".join(lines)
 
 
+def tables(df) -> str:
+    """The per-learner table (mean ± s.e. of the MSE, settings as columns) and the acceptance table."""
+    import pandas as pd
+
+    g = df.groupby(["data", "M", "learner"])["mse"]
+    t = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())}).reset_index()
+    t["cell"] = t.apply(lambda r: f"{r['mean']:.4f} ± {r['se']:.4f}", axis=1)
+    t["setting"] = t.apply(lambda r: f"{r['data']} M={r['M']:g}", axis=1)
+    wide = t.pivot_table(index="learner", columns="setting", values="cell", aggfunc="first")
+    wide = wide[sorted(wide.columns, key=lambda c: (not c.startswith("synthetic"), float(c.split("=")[1])))]
+    return markdown(wide) + "\n\n" + markdown(acceptance(df), index=False)
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -177,19 +190,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=len(TEST_SEEDS))
     ap.add_argument("--out", default=None, help="CSV of every run")
+    ap.add_argument("--from-csv", default=None, help="only print the tables of a saved CSV")
     a = ap.parse_args(argv)
+    if a.from_csv:
+        print(tables(pd.read_csv(a.from_csv)))
+        return 0
     df = run(seeds=tuple(range(a.seeds)))
     if a.out:
         df.to_csv(a.out, index=False)
-    g = df.groupby(["data", "M", "learner"])["mse"]
-    t = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())}).reset_index()
-    t["cell"] = t.apply(lambda r: f"{r['mean']:.4f} ± {r['se']:.4f}", axis=1)
-    wide = t.pivot_table(index=["data", "M"], columns="learner", values="cell", aggfunc="first")
-    pd.set_option("display.width", 400)
-    pd.set_option("display.max_columns", 40)
-    print(markdown(wide.T))
-    print()
-    print(markdown(acceptance(df), index=False))
+    print(tables(df))
     return 0
 
 
