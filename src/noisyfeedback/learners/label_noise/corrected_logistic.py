@@ -178,7 +178,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
     refine : int >= 0, default=1
         EM (Dawid–Skene) steps refining the ``"estimate"`` of C from out-of-fold clean probabilities
         of the model forward-corrected by the current estimate (see ``_estimate``). One step brought the
-        max error of C from 0.11–0.17 to 0.03–0.10 on the tuning seeds of digits and the UMA toy at
+        max error of C from 0.06–0.17 to 0.03–0.10 on the tuning seeds of digits and the UMA toy at
         noise 0.2 (benchmarks/LABEL_NOISE.md), near the sampling error of the realised labels
         themselves; more steps drifted on digits. 0: ``estimator`` alone. The plain model behind the
         estimate uses the ``Cs`` candidate of least cross-validated log-loss of the noisy labels
