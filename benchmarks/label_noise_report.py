@@ -76,9 +76,9 @@ def acceptance2(df: pd.DataFrame) -> pd.DataFrame:
             "data": data, "noise": f"{kind} {rho:g}", "identifiable": "yes" if ident else "no",
             "estimate": cell(st, (*k, "CorrectedLR_est")), "cleanlab": cell(st, (*k, "cleanlab")),
             "no worse": ("yes" if est["mean"] <= cl["mean"] + se else "NO") if ident else "(not required)",
-            "max |Ĉ − C|": f"{e['C_maxabs'].mean():.3f} (max {e['C_maxabs'].max():.3f})",
-            "max |C_emp − C| (floor)": f"{e['C_emp_maxabs'].mean():.3f}",
-            "max |Ĉ − C_emp|": f"{e['C_vs_emp_maxabs'].mean():.3f}",
+            "max abs(Ĉ − C)": f"{e['C_maxabs'].mean():.3f} (max {e['C_maxabs'].max():.3f})",
+            "max abs(C_emp − C) (floor)": f"{e['C_emp_maxabs'].mean():.3f}",
+            "max abs(Ĉ − C_emp)": f"{e['C_vs_emp_maxabs'].mean():.3f}",
         })
     return pd.DataFrame(rows)
 
