@@ -509,6 +509,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         K, d = self.classes_.size, X.shape[1]
         if first:
             self._set_confusion(X, yi, sw)
+            for name in ("converged_", "loss_"):  # left by the batch fits of confusion="estimate"
+                self.__dict__.pop(name, None)
             self.coef_ = np.zeros((K, d))
             self.intercept_ = np.zeros(K)
             self.accum_ = np.zeros(K * d + K)
