@@ -112,7 +112,7 @@ def _load_builtin() -> None:
 
 
 #: extra modules imported by :func:`recipe_names` / :func:`reproduce` to register their recipes
-BUILTIN_RECIPE_MODULES: list[str] = ["noisyfeedback.ope.replication"]
+BUILTIN_RECIPE_MODULES: list[str] = []
 
 
 def reproduce(
