@@ -366,7 +366,8 @@ def test_acceptance_reproduce_example_quick_report_links_resolve(tmp_path):
     assert sum(r.endswith(".png") for r in local) >= 2
     md = (tmp_path / "rep" / "index.md").read_text()
     assert "| RCNBF's final online error" in md and "RCNBF < Banditron" in md
-    assert (tmp_path / "rep" / "results" / "results.parquet").is_file()
+    assert (tmp_path / "rep" / "results" / "sweep" / "results.parquet").is_file()
+    assert "claims hold" in md and "[The paper](https://arxiv.org/abs/2103.06079)" in md
 
 
 def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatch):

@@ -337,18 +337,14 @@ def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, pr
 
 
 # --------------------------------------------------------- example recipe
-@register_recipe("example", title="Example: Banditron vs RCNBF under noisy bandit feedback",
-                 description="SynSep, NoisyBandit(0.2, 0.4), γ chosen on separate seeds (proves the frame).")
-def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Banditron vs RCNBF on SynSep under NoisyBandit(ρ0=0.2, ρ1=0.4), γ chosen on tuning seeds."""
-    from ..report import Section, write_report
-    from . import figures
-    from .runner import run_experiment
-    from .store import read_results
+#: the example's γ grid (each learner's γ is chosen on the tuning seeds)
+EXAMPLE_GAMMAS = [0.02, 0.05, 0.1, 0.2, 0.4]
 
+
+def _example_plan(quick: bool, data_dir=None) -> dict:
+    """The example's sweep (a config dict): quick, 5,000 examples and 20,000 rounds, 3 report seeds."""
     n_samples, n_rounds, seeds = (5_000, 20_000, 3) if quick else (100_000, 1_000_000, 10)
-    gammas = [0.02, 0.05, 0.1, 0.2, 0.4]
-    config = {
+    return {
         "name": "example",
         "description": "Banditron vs RCNBF on SynSep under NoisyBandit(0.2, 0.4)",
         "n_rounds": n_rounds,
@@ -356,39 +352,49 @@ def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
         "datasets": [{"name": "synsep", "n_samples": n_samples, "seed": 0}],
         "channels": [{"name": "NoisyBandit", "params": {"rho0": 0.2, "rho1": 0.4}}],
         "learners": [
-            {"name": "Banditron", "params": {"gamma": gammas}},
-            {"name": "RCNBF", "params": {"gamma": gammas}, "match_channel": True},
+            {"name": "Banditron", "params": {"gamma": list(EXAMPLE_GAMMAS)}},
+            {"name": "RCNBF", "params": {"gamma": list(EXAMPLE_GAMMAS)}, "match_channel": True},
         ],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": [100, 101],
                       "report_seeds": list(range(seeds))},
     }
-    t0 = time.perf_counter()
-    results = run_experiment(config, out_dir / "results", jobs=jobs, progress=progress, data_dir=data_dir)
-    elapsed = time.perf_counter() - t0
-    df = read_results(results)
+
+
+def _example_run(engine, plan: dict, data_dir) -> pd.DataFrame:
+    """The sweep through the engine (``results/sweep/``): its results table."""
+    return engine.sweep(plan, "sweep", data_dir=data_dir)
+
+
+def _example_claims(df: pd.DataFrame, ctx: Context) -> list[Claim]:
     rep = df[df["phase"] == "report"]
+    mean = rep.groupby("learner")["error_rate"].mean()
+    b, r = float(mean.get("Banditron", np.nan)), float(mean.get("RCNBF", np.nan))
+    return [Claim("RCNBF's final online error is below Banditron's under NoisyBandit(0.2, 0.4), each with its "
+                  "best γ (docs/algorithms.md §8: 'RCNBF/RCINE far below Banditron under noise')",
+                  "RCNBF < Banditron", f"RCNBF {r:.4f} vs Banditron {b:.4f}", bool(r < b),
+                  "expectation from docs/algorithms.md §8; this example recipe has no paper of its own")]
+
+
+def _example_sections(df: pd.DataFrame, claims: list[Claim], ctx: Context) -> list:
+    from ..report import Section
+    from . import figures
+
+    plan = ctx.plan
+    n_samples, n_rounds = plan["datasets"][0]["n_samples"], plan["n_rounds"]
+    seeds = len(plan["selection"]["report_seeds"])
     curves = figures.learning_curve_figures(df)
     sweeps = figures.sweep_figures(df)
     summary = figures.summary_table(df)
-    mean = rep.groupby("learner")["error_rate"].mean()
-    b, r = float(mean.get("Banditron", np.nan)), float(mean.get("RCNBF", np.nan))
-    claims = claims_table([
-        Claim("RCNBF's final online error is below Banditron's under NoisyBandit(0.2, 0.4), each with its "
-              "best γ (docs/algorithms.md §8: 'RCNBF/RCINE far below Banditron under noise')",
-              "RCNBF < Banditron", f"RCNBF {r:.4f} vs Banditron {b:.4f}", bool(r < b),
-              "expectation from docs/algorithms.md §8; this example recipe has no paper of its own"),
-    ])
-    rel = os.path.relpath(results, out_dir)
-    sections = [
+    return [
         Section("Set-up", text=[
             f"SynSep with {n_samples:,} examples (d = 400, K = 9); {n_rounds:,} rounds per run; feedback "
             "flipped with ρ0 = 0.2 (a wrong guess reported right) and ρ1 = 0.4 (a right guess reported wrong).",
-            f"γ was chosen from {gammas} per learner on tuning seeds 100 and 101 (lowest mean final error), "
+            f"γ was chosen from {EXAMPLE_GAMMAS} per learner on tuning seeds 100 and 101 (lowest mean final error), "
             f"then each learner ran with its chosen γ on report seeds 0..{seeds - 1}.",
-            f"Results table: `{rel}` (one row per run; {len(df)} rows, {elapsed:.1f} s"
-            + (", quick mode" if quick else "") + ").",
+            f"Results table: `results/sweep/results.parquet` (one row per run; {len(df)} rows).",
+            f"Wall time {ctx.seconds:.1f} s" + (", quick mode" if ctx.quick else "") + ".",
         ]),
-        Section("Paper vs ours", tables={"Claims": claims}),
+        Section("Paper vs ours", tables={"Claims": claims_table(claims)}),
         Section("Learning curves", figures={f"{ds}, {ch}: cumulative online error (log-log)": fig
                                             for (ds, ch), fig in curves.items()},
                 tables={"Final online error rate (report seeds)": summary.drop(columns=["mean", "std"])}),
@@ -396,7 +402,14 @@ def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
                                         for (ds, ch, p), fig in sweeps.items()},
                 tables={"Chosen γ": figures.selection_table(df)}),
     ]
-    return write_report(out_dir, "Example: Banditron vs RCNBF under noisy bandit feedback", sections,
-                        intro="A small recipe that proves the `reproduce` frame: a declarative sweep with "
-                              "γ selection, a resumable results table, figures, and our numbers next to the "
-                              "expected ones.")
+
+
+#: ``reproduce example``: a small declared recipe that proves the frame (registered like every paper)
+EXAMPLE = register_paper(Paper(
+    name="example", title="Example: Banditron vs RCNBF under noisy bandit feedback",
+    url="https://arxiv.org/abs/2103.06079", plan=_example_plan, run=_example_run, claims=_example_claims,
+    sections=_example_sections,
+    intro="A small recipe that proves the `reproduce` frame: a declarative sweep with γ selection, a resumable "
+          "results table, figures, and our numbers next to the expected ones (RCNBF: Agarwal & Manwani, the "
+          "paper linked below).",
+    description="SynSep, NoisyBandit(0.2, 0.4), γ chosen on separate seeds (proves the frame)."))
