@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -387,6 +388,11 @@ def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatc
     index = reproduce("all", quick=True, out=tmp_path / "all", progress=False)
     local = _check_links(index)
     assert "example/index.html" in local and "tiny/index.html" in local
+    md = (tmp_path / "all" / "index.md").read_text(encoding="utf-8")
+    assert "Quick mode checks the pipeline" in md and "not the papers' results" in md
+    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | — |" in md  # tiny: no claims.json
+    assert re.search(r"In all, \d of 1 claims hold", md)
+    assert "[All reports](../index.html)" in (tmp_path / "all" / "example" / "index.md").read_text(encoding="utf-8")
     for ref in local:
         _check_links(index.parent / ref)
     with pytest.raises(ValueError, match="allowed: .*example.*all"):

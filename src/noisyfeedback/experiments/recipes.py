@@ -173,48 +173,88 @@ QUICK_NOTE = ("Quick mode checks the pipeline (bundled or generated data, few ro
               "--quick for the reproductions.")
 
 
+def _claims_info(path: Path) -> dict:
+    """The report's ``claims.json`` (its "N of M claims hold" summary, the paper's link), or {}."""
+    try:
+        return json.loads((Path(path).parent / "claims.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def _claims_text(path: Path) -> str:
     """"N of M claims hold (…)" from the report's ``claims.json``, or "" where it has none."""
-    try:
-        info = json.loads((Path(path).parent / "claims.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return info.get("summary", "")
+    return _claims_info(path).get("summary", "")
+
+
+_INDEX_CSS = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+              "pre{font-size:.8em;overflow:auto}.table-wrap{max-width:100%;overflow-x:auto}"
+              "table{border-collapse:collapse;font-size:.92rem}th,td{border:1px solid #ccc;padding:.25rem .6rem;"
+              "vertical-align:top;text-align:left}th{background:#f4f4f4}td.num{text-align:right}"
+              ".quick-note{background:#fff6d6;border-left:4px solid #e0b000;padding:.5rem .8rem}")
+
+
+def _index_rows(out_dir: Path, entries) -> list[dict]:
+    """One row per recipe for the index: its report's links, claims summary, time, or its error."""
+    rows = []
+    for recipe, path, exc, secs in entries:
+        row = {"recipe": recipe, "secs": secs, "exc": exc, "rel": None, "info": {}}
+        if path is not None:
+            row["rel"] = os.path.relpath(path, out_dir).replace(os.sep, "/")
+            row["info"] = _claims_info(path)
+        rows.append(row)
+    return rows
 
 
 def _write_index(out_dir: Path, entries, quick: bool) -> Path:
+    """``out/index.md`` and ``out/index.html``: one row per report (its claims, N of M, and its time),
+    the totals, and in quick mode the plain statement that quick mode checks the pipeline only."""
     from .. import __version__
 
     title = "noisyfeedback: reproductions" + (" (quick)" if quick else "")
-    md = [f"# {title}", ""] + ([QUICK_NOTE, ""] if quick else [])
-    items = []
-    for recipe, path, exc, secs in entries:
-        if path is not None:
-            rel = os.path.relpath(path, out_dir).replace(os.sep, "/")
+    rows = _index_rows(out_dir, entries)
+    n_hold = sum(r["info"].get("n_hold", 0) for r in rows)
+    n_claims = sum(r["info"].get("n_claims", 0) for r in rows)
+    n_fail = sum(r["info"].get("n_fail", 0) for r in rows)
+    failed = [r for r in rows if r["exc"] is not None]
+    total = (f"In all, {n_hold} of {n_claims} claims hold and {n_fail} do not (the rest are not judged), over "
+             f"{len(rows) - len(failed)} reports" + (f"; {len(failed)} recipe(s) failed" if failed else "") + ".")
+    mode = QUICK_NOTE if quick else ("Full mode: each report reruns its paper's experiments with the data found "
+                                     "here; each report says what could not be run.")
+    md = [f"# {title}", "", mode, "", total, "",
+          "| report | recipe | claims | wall time | what it reruns |", "|---|---|---|---:|---|"]
+    html_rows = []
+    for r in rows:
+        rec, info = r["recipe"], r["info"]
+        claims = info.get("summary", "") if r["exc"] is None else "**failed**"
+        paper = info.get("url")
+        if r["rel"] is not None:
+            rel = r["rel"]
             md_rel = rel[:-len(".html")] + ".md" if rel.endswith(".html") else rel
-            claims = _claims_text(path)
-            md.append(f"- [{recipe.title}]({md_rel}) — `{recipe.name}`, {secs:.1f} s"
-                      + (f". {recipe.description}" if recipe.description else "")
-                      + (f" **{claims}**" if claims else ""))
-            items.append(f'<li><a href="{html.escape(rel)}">{html.escape(recipe.title)}</a> — '
-                         f"<code>{html.escape(recipe.name)}</code>, {secs:.1f} s"
-                         + (f". {html.escape(recipe.description)}" if recipe.description else "")
-                         + (f' <strong class="claims">{html.escape(claims)}</strong>' if claims else "") + "</li>")
+            name_md = f"[{rec.title}]({md_rel})" + (f" ([paper]({paper}))" if paper else "")
+            name_html = (f'<a href="{html.escape(rel)}">{html.escape(rec.title)}</a>'
+                         + (f' (<a href="{html.escape(paper)}">paper</a>)' if paper else ""))
+            what = rec.description
         else:
-            err = f"{type(exc).__name__}: {exc}"
-            md.append(f"- {recipe.title} — `{recipe.name}`: **failed** ({err})")
-            items.append(f"<li>{html.escape(recipe.title)} — <code>{html.escape(recipe.name)}</code>: "
-                         f"<strong>failed</strong> ({html.escape(err)})<pre>"
-                         f"{html.escape(''.join(traceback.format_exception(exc))[-2000:])}</pre></li>")
+            err = f"{type(r['exc']).__name__}: {r['exc']}"
+            name_md, name_html, what = rec.title, html.escape(rec.title), err
+        md.append(f"| {name_md} | `{rec.name}` | {claims or '—'} | {r['secs']:.1f} s | {what.replace('|', '/')} |")
+        html_rows.append(f"<tr><td>{name_html}</td><td><code>{html.escape(rec.name)}</code></td>"
+                         f"<td><strong>{html.escape(claims.strip('*')) or '—'}</strong></td>"
+                         f'<td class="num">{r["secs"]:.1f} s</td><td>{html.escape(what)}</td></tr>')
+    tracebacks = "".join(f"<h2>{html.escape(r['recipe'].name)} failed</h2><pre>"
+                         f"{html.escape(''.join(traceback.format_exception(r['exc']))[-2000:])}</pre>\n"
+                         for r in failed)
     footer = f"Written by noisyfeedback {__version__}."
     md += ["", "---", "", f"*{footer}*", ""]
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>body{{font-family:system-ui,sans-serif;max-width:60rem;"
-            "margin:2rem auto;padding:0 1rem;line-height:1.5}pre{font-size:.8em;overflow:auto}</style>\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{_INDEX_CSS}</style>\n"
             f"</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
-            + (f'<p class="quick-note">{html.escape(QUICK_NOTE)}</p>\n' if quick else "")
-            + "<ul>\n" + "\n".join(items)
-            + f"\n</ul>\n<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n")
+            f'<p class="{"quick-note" if quick else "mode"}">{html.escape(mode)}</p>\n<p>{html.escape(total)}</p>\n'
+            '<div class="table-wrap" role="region" tabindex="0">\n<table>\n<thead><tr><th>report</th><th>recipe</th>'
+            "<th>claims</th><th>wall time</th><th>what it reruns</th></tr></thead>\n<tbody>\n"
+            + "\n".join(html_rows) + "\n</tbody>\n</table>\n</div>\n" + tracebacks
+            + f"<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n")
     atomic_write_bytes(out_dir / "index.md", "\n".join(md).encode("utf-8"))
     return atomic_write_bytes(out_dir / "index.html", page.encode("utf-8"))
 
