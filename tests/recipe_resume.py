@@ -96,3 +96,77 @@ def assert_same_numbers(a: Path, b: Path, compare_markdown: bool = True) -> None
     assert ca == cb
     if compare_markdown:
         assert ma == mb
+
+
+# ------------------------------------------------------------- reproduce("all")
+_CHILD_ALL = r"""
+import json, os, signal, sys
+from noisyfeedback.experiments import reproduce, store
+from recipe_resume import small_recipes
+plans, patches, kill_after, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+small_recipes(plans, patches)
+written = [0]
+original = store.ResultsStore.write_row
+def write_row(self, row):
+    path = original(self, row)
+    written[0] += 1
+    if written[0] >= kill_after:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return path
+store.ResultsStore.write_row = write_row
+reproduce("all", quick=True, out=out, progress=False)
+"""
+
+
+def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None) -> dict:
+    """Make every declared paper's registered recipe run ``plans[name]`` (and set ``patches[name]``'s
+    attributes on its run module); returns what to pass to :func:`restore_recipes`."""
+    from noisyfeedback.experiments import recipes as rec
+
+    rec._load_builtin()
+    saved = {"recipes": dict(rec.RECIPES), "attrs": []}
+    for name, recipe in list(rec.RECIPES.items()):
+        paper = rec.PAPERS[name]
+        module = sys.modules[paper.run.__module__]
+        for attr, value in (patches or {}).get(name, {}).items():
+            saved["attrs"].append((module, attr, getattr(module, attr)))
+            setattr(module, attr, value)
+
+        def func(quick, data_dir, out_dir, jobs, progress, _paper=paper, _plan=plans[name]):
+            return rec.run_paper(_paper, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs,
+                                 progress=progress, plan=json.loads(json.dumps(_plan)))
+
+        rec.RECIPES[name] = rec.Recipe(name, func, recipe.title, recipe.description)
+    return saved
+
+
+def restore_recipes(saved: dict) -> None:
+    from noisyfeedback.experiments import recipes as rec
+
+    rec.RECIPES.clear()
+    rec.RECIPES.update(saved["recipes"])
+    for module, attr, value in reversed(saved["attrs"]):
+        setattr(module, attr, value)
+
+
+def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: int):
+    """(index path, log text) of ``reproduce("all", quick=True)`` rerun after a first run SIGKILLed right
+    after its ``kill_after``-th task file (every recipe running its plan of ``plans``)."""
+    from rich.console import Console
+
+    from noisyfeedback.experiments import reproduce
+    from noisyfeedback.experiments.engine import new_progress
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", _CHILD_ALL, json.dumps(plans), json.dumps(patches),
+                           str(kill_after), str(out)], env=env, capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
+    assert not (Path(out) / "index.html").exists()  # it died mid-run
+    console = Console(file=io.StringIO(), width=200)
+    saved = small_recipes(plans, patches)
+    try:
+        with new_progress(console) as progress:
+            index = reproduce("all", quick=True, out=out, progress=progress)
+    finally:
+        restore_recipes(saved)
+    return index, console.file.getvalue()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -366,7 +367,8 @@ def test_acceptance_reproduce_example_quick_report_links_resolve(tmp_path):
     assert sum(r.endswith(".png") for r in local) >= 2
     md = (tmp_path / "rep" / "index.md").read_text()
     assert "| RCNBF's final online error" in md and "RCNBF < Banditron" in md
-    assert (tmp_path / "rep" / "results" / "results.parquet").is_file()
+    assert (tmp_path / "rep" / "results" / "sweep" / "results.parquet").is_file()
+    assert "claims hold" in md and "[The paper](https://arxiv.org/abs/2103.06079)" in md
 
 
 def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatch):
@@ -386,6 +388,11 @@ def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatc
     index = reproduce("all", quick=True, out=tmp_path / "all", progress=False)
     local = _check_links(index)
     assert "example/index.html" in local and "tiny/index.html" in local
+    md = (tmp_path / "all" / "index.md").read_text(encoding="utf-8")
+    assert "Quick mode checks the pipeline" in md and "not the papers' results" in md
+    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | — |" in md  # tiny: no claims.json
+    assert re.search(r"In all, \d of 1 claims hold", md)
+    assert "[All reports](../index.html)" in (tmp_path / "all" / "example" / "index.md").read_text(encoding="utf-8")
     for ref in local:
         _check_links(index.parent / ref)
     with pytest.raises(ValueError, match="allowed: .*example.*all"):

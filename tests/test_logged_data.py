@@ -1,6 +1,7 @@
 """Logged-data formats: Vowpal Wabbit cb text, CSV/Parquet logs, the Open Bandit Dataset layout."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
@@ -119,7 +120,6 @@ def test_open_bandit_loader_on_a_generated_file(tmp_path):
     assert n_cats == 4
     assert log.X.shape == (30, len(log.feature_names))
     np.testing.assert_array_equal(log.X[:, :-4].sum(axis=1), 4.0)  # one-hot: one category per user feature
-    import pandas as pd
 
     raw = pd.read_csv(tmp_path / "open-bandit" / "random" / "men" / "men.csv", index_col=0)
     np.testing.assert_array_equal(log.actions, raw["item_id"])
@@ -153,12 +153,12 @@ def test_bts_action_distribution_from_the_prior(tmp_path):
 
 
 def test_quick_open_bandit_report(tmp_path):
+    from noisyfeedback.experiments import recipe_names
+    from noisyfeedback.experiments.papers.open_bandit import QUICK_PLAN
     from noisyfeedback.ope import replication
 
-    from noisyfeedback.experiments import recipe_names
-
     assert "open-bandit" in recipe_names()
-    cfg = replication.plan(True)
+    cfg = QUICK_PLAN
     replication.make_quick_data(tmp_path / "data", n=3000)
     prob = replication.load_problem(tmp_path / "data", "all", cfg["n_sim"])
     est = replication.estimate_table(prob)
@@ -168,6 +168,9 @@ def test_quick_open_bandit_report(tmp_path):
     ips = flips[flips["estimator"] == "IPS"].set_index("version")
     assert ips.loc["plain", "bias vs clean"] > 0.1  # ρ0 = 0.2 adds false clicks on ~95 % of rows
     assert abs(ips.loc["corrected", "bias vs clean (SEs)"]) < 4
+    # a flip setting alone (the recipe's task) gives the rows of the table's setting
+    again = pd.DataFrame(replication.flip_rows(prob, 0.2, 0.1, 0, n_draws=15))
+    pd.testing.assert_frame_equal(again, flips)
 
 
 # ------------------------------------------------------------ river adapter

@@ -159,3 +159,15 @@ def test_coinciding_curves_stay_visible():
     assert len({a.get_linestyle(), b.get_linestyle(), c.get_linestyle()}) == 3
     assert len({a.get_marker(), b.get_marker(), c.get_marker()}) == 3
     assert a.get_linewidth() > b.get_linewidth() > c.get_linewidth() and a.get_zorder() < b.get_zorder()
+
+
+def test_coinciding_sweep_lines_stay_visible():
+    """Two learners with the same final errors on the γ grid: different dashes and markers, both drawn."""
+    from noisyfeedback.experiments.figures import sweep_figure
+
+    df = pd.DataFrame([{"learner": le, "learner.gamma": g, "seed": s, "error_rate": 0.1 + g}
+                       for le in ("Banditron", "RCNBF") for g in (0.05, 0.2) for s in (0, 1)])
+    a, b = sweep_figure(df, "gamma").axes[0].get_lines()
+    np.testing.assert_array_equal(a.get_ydata(), b.get_ydata())
+    assert a.get_linestyle() != b.get_linestyle() and a.get_marker() != b.get_marker()
+    assert a.get_zorder() < b.get_zorder()

@@ -197,3 +197,25 @@ def test_moroshko_registered_claims_hold_and_fail():
                  "Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'",
                  "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"):
         assert good[what] is True and bad[what] is False, what
+
+
+def test_open_bandit_registered_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import open_bandit as ob
+
+    def results(good: bool):
+        est = pd.DataFrame([{"campaign": c, "estimator": e, "relative error": 0.1 + 0.01 * k,
+                             "covers on-policy": good or e == "DM (ridge)"}
+                            for c in ("all", "men") for k, e in enumerate(["IPS", "SNIPS", "DM (ridge)", "DR (ridge)"])])
+        # corrected IPS within 4 SE of the clean estimate and plain IPS beyond it (good), or the other way round
+        plain, corrected = (12.0, 0.5) if good else (0.5, 12.0)
+        flips = pd.DataFrame([{"rho0": r0, "rho1": 0.1, "estimator": e, "version": v, "bias vs clean": 0.001 * ses,
+                               "bias vs clean (SEs)": ses, "sd over draws": 0.001}
+                              for r0 in (0.002, 0.2) for e in ("IPS", "DR (ridge)")
+                              for v, ses in (("plain", plain), ("corrected", corrected))])
+        return {"est": est, "flips": flips}
+
+    good, bad = (_judged(ob.PAPER.claims(results(g), _ctx(ob.plans.plan(True)))) for g in (True, False))
+    assert len(good) == len(bad) == 6  # per campaign: coverage, best estimator (not judged); per flip setting
+    assert [v for v in good.values() if v is not None] == [True] * 4
+    assert [v for v in bad.values() if v is not None] == [False] * 4
+    assert sum(v is None for v in good.values()) == 2  # "smallest relative error": one log, one number

@@ -428,7 +428,7 @@ def simulate(
             total = time.perf_counter() - t0
             if role == "regression":
                 console.print(f"mse         [bold cyan]{trace.mse:.6g}[/]  (against the clean targets, "
-                              f"{trace.metrics['labels_rate']:.3g} noisy labels per round)")
+                              f"noisy labels per round: {trace.metrics['labels_rate']:.3g})")
             else:
                 console.print(f"error rate  [bold cyan]{trace.error_rate:.4f}[/]  ({trace.mistakes:,} mistakes in "
                               f"{trace.n_rounds:,} rounds)")

@@ -3,7 +3,8 @@
 - :func:`learning_curve_figures` — per (dataset, channel): cumulative error vs rounds, log-log,
   mean over seeds with a band (drawn by :func:`noisyfeedback.plots.learning_curves`);
 - :func:`sweep_figure` / :func:`sweep_figures` — final metric vs a parameter (e.g. the γ grid),
-  mean ± std over seeds, one line per learner;
+  mean ± std over seeds, one line per learner (each with its own dashes and markers,
+  :func:`noisyfeedback.plots.curves.line_style`, as the learning curves);
 - :func:`summary_table`, :func:`bar_figure` — final metric per configuration (mean ± std);
 - :func:`selection_table` — chosen values of a ``[selection]`` run;
 - :func:`plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs;
@@ -173,14 +174,17 @@ def sweep_figure(df: pd.DataFrame, param: str, metric: str = "error_rate", *, da
         ax = fig.add_subplot()
     else:
         fig = ax.figure
+    from ..plots.curves import line_style
+
     xs_all = []
     pick = color_picker()
-    for learner, g in rows.groupby("learner", sort=False):
+    for i, (learner, g) in enumerate(rows.groupby("learner", sort=False)):
         stats = g.groupby(col, sort=True)[metric].agg(["mean", "std", "count"])
         x = stats.index.to_numpy(dtype=float)
         xs_all.extend(x)
         mean, std = stats["mean"].to_numpy(), np.nan_to_num(stats["std"].to_numpy())
-        (line,) = ax.plot(x, mean, marker="o", lw=1.5, label=str(learner), color=pick(str(learner)))
+        # distinct dashes and markers per learner: two learners with the same numbers stay visible
+        (line,) = ax.plot(x, mean, label=str(learner), color=pick(str(learner)), **line_style(i, len(x)))
         if (stats["count"] > 1).any():
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2, lw=0)
         if "is_chosen" in g.columns and g["is_chosen"].fillna(False).astype(bool).any():

@@ -112,7 +112,7 @@ def _load_builtin() -> None:
 
 
 #: extra modules imported by :func:`recipe_names` / :func:`reproduce` to register their recipes
-BUILTIN_RECIPE_MODULES: list[str] = ["noisyfeedback.ope.replication"]
+BUILTIN_RECIPE_MODULES: list[str] = []
 
 
 def reproduce(
@@ -173,48 +173,88 @@ QUICK_NOTE = ("Quick mode checks the pipeline (bundled or generated data, few ro
               "--quick for the reproductions.")
 
 
+def _claims_info(path: Path) -> dict:
+    """The report's ``claims.json`` (its "N of M claims hold" summary, the paper's link), or {}."""
+    try:
+        return json.loads((Path(path).parent / "claims.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def _claims_text(path: Path) -> str:
     """"N of M claims hold (…)" from the report's ``claims.json``, or "" where it has none."""
-    try:
-        info = json.loads((Path(path).parent / "claims.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return info.get("summary", "")
+    return _claims_info(path).get("summary", "")
+
+
+_INDEX_CSS = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+              "pre{font-size:.8em;overflow:auto}.table-wrap{max-width:100%;overflow-x:auto}"
+              "table{border-collapse:collapse;font-size:.92rem}th,td{border:1px solid #ccc;padding:.25rem .6rem;"
+              "vertical-align:top;text-align:left}th{background:#f4f4f4}td.num{text-align:right}"
+              ".quick-note{background:#fff6d6;border-left:4px solid #e0b000;padding:.5rem .8rem}")
+
+
+def _index_rows(out_dir: Path, entries) -> list[dict]:
+    """One row per recipe for the index: its report's links, claims summary, time, or its error."""
+    rows = []
+    for recipe, path, exc, secs in entries:
+        row = {"recipe": recipe, "secs": secs, "exc": exc, "rel": None, "info": {}}
+        if path is not None:
+            row["rel"] = os.path.relpath(path, out_dir).replace(os.sep, "/")
+            row["info"] = _claims_info(path)
+        rows.append(row)
+    return rows
 
 
 def _write_index(out_dir: Path, entries, quick: bool) -> Path:
+    """``out/index.md`` and ``out/index.html``: one row per report (its claims, N of M, and its time),
+    the totals, and in quick mode the plain statement that quick mode checks the pipeline only."""
     from .. import __version__
 
     title = "noisyfeedback: reproductions" + (" (quick)" if quick else "")
-    md = [f"# {title}", ""] + ([QUICK_NOTE, ""] if quick else [])
-    items = []
-    for recipe, path, exc, secs in entries:
-        if path is not None:
-            rel = os.path.relpath(path, out_dir).replace(os.sep, "/")
+    rows = _index_rows(out_dir, entries)
+    n_hold = sum(r["info"].get("n_hold", 0) for r in rows)
+    n_claims = sum(r["info"].get("n_claims", 0) for r in rows)
+    n_fail = sum(r["info"].get("n_fail", 0) for r in rows)
+    failed = [r for r in rows if r["exc"] is not None]
+    total = (f"In all, {n_hold} of {n_claims} claims hold and {n_fail} do not (the rest are not judged), over "
+             f"{len(rows) - len(failed)} reports" + (f"; {len(failed)} recipe(s) failed" if failed else "") + ".")
+    mode = QUICK_NOTE if quick else ("Full mode: each report reruns its paper's experiments with the data found "
+                                     "here; each report says what could not be run.")
+    md = [f"# {title}", "", mode, "", total, "",
+          "| report | recipe | claims | wall time | what it reruns |", "|---|---|---|---:|---|"]
+    html_rows = []
+    for r in rows:
+        rec, info = r["recipe"], r["info"]
+        claims = info.get("summary", "") if r["exc"] is None else "**failed**"
+        paper = info.get("url")
+        if r["rel"] is not None:
+            rel = r["rel"]
             md_rel = rel[:-len(".html")] + ".md" if rel.endswith(".html") else rel
-            claims = _claims_text(path)
-            md.append(f"- [{recipe.title}]({md_rel}) — `{recipe.name}`, {secs:.1f} s"
-                      + (f". {recipe.description}" if recipe.description else "")
-                      + (f" **{claims}**" if claims else ""))
-            items.append(f'<li><a href="{html.escape(rel)}">{html.escape(recipe.title)}</a> — '
-                         f"<code>{html.escape(recipe.name)}</code>, {secs:.1f} s"
-                         + (f". {html.escape(recipe.description)}" if recipe.description else "")
-                         + (f' <strong class="claims">{html.escape(claims)}</strong>' if claims else "") + "</li>")
+            name_md = f"[{rec.title}]({md_rel})" + (f" ([paper]({paper}))" if paper else "")
+            name_html = (f'<a href="{html.escape(rel)}">{html.escape(rec.title)}</a>'
+                         + (f' (<a href="{html.escape(paper)}">paper</a>)' if paper else ""))
+            what = rec.description
         else:
-            err = f"{type(exc).__name__}: {exc}"
-            md.append(f"- {recipe.title} — `{recipe.name}`: **failed** ({err})")
-            items.append(f"<li>{html.escape(recipe.title)} — <code>{html.escape(recipe.name)}</code>: "
-                         f"<strong>failed</strong> ({html.escape(err)})<pre>"
-                         f"{html.escape(''.join(traceback.format_exception(exc))[-2000:])}</pre></li>")
+            err = f"{type(r['exc']).__name__}: {r['exc']}"
+            name_md, name_html, what = rec.title, html.escape(rec.title), err
+        md.append(f"| {name_md} | `{rec.name}` | {claims or '—'} | {r['secs']:.1f} s | {what.replace('|', '/')} |")
+        html_rows.append(f"<tr><td>{name_html}</td><td><code>{html.escape(rec.name)}</code></td>"
+                         f"<td><strong>{html.escape(claims.strip('*')) or '—'}</strong></td>"
+                         f'<td class="num">{r["secs"]:.1f} s</td><td>{html.escape(what)}</td></tr>')
+    tracebacks = "".join(f"<h2>{html.escape(r['recipe'].name)} failed</h2><pre>"
+                         f"{html.escape(''.join(traceback.format_exception(r['exc']))[-2000:])}</pre>\n"
+                         for r in failed)
     footer = f"Written by noisyfeedback {__version__}."
     md += ["", "---", "", f"*{footer}*", ""]
     page = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>body{{font-family:system-ui,sans-serif;max-width:60rem;"
-            "margin:2rem auto;padding:0 1rem;line-height:1.5}pre{font-size:.8em;overflow:auto}</style>\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>{_INDEX_CSS}</style>\n"
             f"</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
-            + (f'<p class="quick-note">{html.escape(QUICK_NOTE)}</p>\n' if quick else "")
-            + "<ul>\n" + "\n".join(items)
-            + f"\n</ul>\n<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n")
+            f'<p class="{"quick-note" if quick else "mode"}">{html.escape(mode)}</p>\n<p>{html.escape(total)}</p>\n'
+            '<div class="table-wrap" role="region" tabindex="0">\n<table>\n<thead><tr><th>report</th><th>recipe</th>'
+            "<th>claims</th><th>wall time</th><th>what it reruns</th></tr></thead>\n<tbody>\n"
+            + "\n".join(html_rows) + "\n</tbody>\n</table>\n</div>\n" + tracebacks
+            + f"<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n")
     atomic_write_bytes(out_dir / "index.md", "\n".join(md).encode("utf-8"))
     return atomic_write_bytes(out_dir / "index.html", page.encode("utf-8"))
 
@@ -337,18 +377,14 @@ def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, pr
 
 
 # --------------------------------------------------------- example recipe
-@register_recipe("example", title="Example: Banditron vs RCNBF under noisy bandit feedback",
-                 description="SynSep, NoisyBandit(0.2, 0.4), γ chosen on separate seeds (proves the frame).")
-def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-    """Banditron vs RCNBF on SynSep under NoisyBandit(ρ0=0.2, ρ1=0.4), γ chosen on tuning seeds."""
-    from ..report import Section, write_report
-    from . import figures
-    from .runner import run_experiment
-    from .store import read_results
+#: the example's γ grid (each learner's γ is chosen on the tuning seeds)
+EXAMPLE_GAMMAS = [0.02, 0.05, 0.1, 0.2, 0.4]
 
+
+def _example_plan(quick: bool, data_dir=None) -> dict:
+    """The example's sweep (a config dict): quick, 5,000 examples and 20,000 rounds, 3 report seeds."""
     n_samples, n_rounds, seeds = (5_000, 20_000, 3) if quick else (100_000, 1_000_000, 10)
-    gammas = [0.02, 0.05, 0.1, 0.2, 0.4]
-    config = {
+    return {
         "name": "example",
         "description": "Banditron vs RCNBF on SynSep under NoisyBandit(0.2, 0.4)",
         "n_rounds": n_rounds,
@@ -356,39 +392,49 @@ def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
         "datasets": [{"name": "synsep", "n_samples": n_samples, "seed": 0}],
         "channels": [{"name": "NoisyBandit", "params": {"rho0": 0.2, "rho1": 0.4}}],
         "learners": [
-            {"name": "Banditron", "params": {"gamma": gammas}},
-            {"name": "RCNBF", "params": {"gamma": gammas}, "match_channel": True},
+            {"name": "Banditron", "params": {"gamma": list(EXAMPLE_GAMMAS)}},
+            {"name": "RCNBF", "params": {"gamma": list(EXAMPLE_GAMMAS)}, "match_channel": True},
         ],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": [100, 101],
                       "report_seeds": list(range(seeds))},
     }
-    t0 = time.perf_counter()
-    results = run_experiment(config, out_dir / "results", jobs=jobs, progress=progress, data_dir=data_dir)
-    elapsed = time.perf_counter() - t0
-    df = read_results(results)
+
+
+def _example_run(engine, plan: dict, data_dir) -> pd.DataFrame:
+    """The sweep through the engine (``results/sweep/``): its results table."""
+    return engine.sweep(plan, "sweep", data_dir=data_dir)
+
+
+def _example_claims(df: pd.DataFrame, ctx: Context) -> list[Claim]:
     rep = df[df["phase"] == "report"]
+    mean = rep.groupby("learner")["error_rate"].mean()
+    b, r = float(mean.get("Banditron", np.nan)), float(mean.get("RCNBF", np.nan))
+    return [Claim("RCNBF's final online error is below Banditron's under NoisyBandit(0.2, 0.4), each with its "
+                  "best γ (docs/algorithms.md §8: 'RCNBF/RCINE far below Banditron under noise')",
+                  "RCNBF < Banditron", f"RCNBF {r:.4f} vs Banditron {b:.4f}", bool(r < b),
+                  "expectation from docs/algorithms.md §8; this example recipe has no paper of its own")]
+
+
+def _example_sections(df: pd.DataFrame, claims: list[Claim], ctx: Context) -> list:
+    from ..report import Section
+    from . import figures
+
+    plan = ctx.plan
+    n_samples, n_rounds = plan["datasets"][0]["n_samples"], plan["n_rounds"]
+    seeds = len(plan["selection"]["report_seeds"])
     curves = figures.learning_curve_figures(df)
     sweeps = figures.sweep_figures(df)
     summary = figures.summary_table(df)
-    mean = rep.groupby("learner")["error_rate"].mean()
-    b, r = float(mean.get("Banditron", np.nan)), float(mean.get("RCNBF", np.nan))
-    claims = claims_table([
-        Claim("RCNBF's final online error is below Banditron's under NoisyBandit(0.2, 0.4), each with its "
-              "best γ (docs/algorithms.md §8: 'RCNBF/RCINE far below Banditron under noise')",
-              "RCNBF < Banditron", f"RCNBF {r:.4f} vs Banditron {b:.4f}", bool(r < b),
-              "expectation from docs/algorithms.md §8; this example recipe has no paper of its own"),
-    ])
-    rel = os.path.relpath(results, out_dir)
-    sections = [
+    return [
         Section("Set-up", text=[
             f"SynSep with {n_samples:,} examples (d = 400, K = 9); {n_rounds:,} rounds per run; feedback "
             "flipped with ρ0 = 0.2 (a wrong guess reported right) and ρ1 = 0.4 (a right guess reported wrong).",
-            f"γ was chosen from {gammas} per learner on tuning seeds 100 and 101 (lowest mean final error), "
+            f"γ was chosen from {EXAMPLE_GAMMAS} per learner on tuning seeds 100 and 101 (lowest mean final error), "
             f"then each learner ran with its chosen γ on report seeds 0..{seeds - 1}.",
-            f"Results table: `{rel}` (one row per run; {len(df)} rows, {elapsed:.1f} s"
-            + (", quick mode" if quick else "") + ").",
+            f"Results table: `results/sweep/results.parquet` (one row per run; {len(df)} rows).",
+            f"Wall time {ctx.seconds:.1f} s" + (", quick mode" if ctx.quick else "") + ".",
         ]),
-        Section("Paper vs ours", tables={"Claims": claims}),
+        Section("Paper vs ours", tables={"Claims": claims_table(claims)}),
         Section("Learning curves", figures={f"{ds}, {ch}: cumulative online error (log-log)": fig
                                             for (ds, ch), fig in curves.items()},
                 tables={"Final online error rate (report seeds)": summary.drop(columns=["mean", "std"])}),
@@ -396,7 +442,14 @@ def example(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
                                         for (ds, ch, p), fig in sweeps.items()},
                 tables={"Chosen γ": figures.selection_table(df)}),
     ]
-    return write_report(out_dir, "Example: Banditron vs RCNBF under noisy bandit feedback", sections,
-                        intro="A small recipe that proves the `reproduce` frame: a declarative sweep with "
-                              "γ selection, a resumable results table, figures, and our numbers next to the "
-                              "expected ones.")
+
+
+#: ``reproduce example``: a small declared recipe that proves the frame (registered like every paper)
+EXAMPLE = register_paper(Paper(
+    name="example", title="Example: Banditron vs RCNBF under noisy bandit feedback",
+    url="https://arxiv.org/abs/2103.06079", plan=_example_plan, run=_example_run, claims=_example_claims,
+    sections=_example_sections,
+    intro="A small recipe that proves the `reproduce` frame: a declarative sweep with γ selection, a resumable "
+          "results table, figures, and our numbers next to the expected ones (RCNBF: Agarwal & Manwani, the "
+          "paper linked below).",
+    description="SynSep, NoisyBandit(0.2, 0.4), γ chosen on separate seeds (proves the frame)."))
