@@ -33,7 +33,10 @@ def split_ours(df: pd.DataFrame, ours: Iterable[str] = RECOMMENDED) -> tuple[pd.
 
 def _fmt_err(v: np.ndarray) -> str:
     sd = float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
-    return f"{float(np.mean(v)):.4f} ± {sd:.4f}"
+    m = float(np.mean(v))
+    if abs(m) >= 1e3 or not np.isfinite(m):  # a diverged run
+        return f"{m:.3g} ± {sd:.2g}"
+    return f"{m:.4f} ± {sd:.4f}"
 
 
 def _name(r, algo_col: str | None) -> str:
