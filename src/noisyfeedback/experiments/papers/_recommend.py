@@ -94,25 +94,29 @@ def bandit_tables(bottom: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def bandit_figures(rep: pd.DataFrame, bottom: pd.DataFrame, ours: Iterable[str] = RECOMMENDED,
                    algo_col: str | None = None) -> dict[str, object]:
-    """Per (dataset, setting): the learning curves of ours and of the paper's best algorithm."""
+    """One figure per data set, one panel per setting: the learning curves of ours and of the paper's best
+    algorithm (mean, min–max over the report seeds)."""
     from ... import plots
-    from ..figures import color_picker
+    from ..figures import color_picker, new_figure
 
     ours = list(ours)
     figs = {}
     rep = rep[rep["phase"] == "report"] if "phase" in rep.columns else rep
-    for _, b in bottom.iterrows():
-        g = rep[(rep["dataset"] == b["dataset"]) & (rep["channel"] == b["setting"])]
-        key = algo_col if algo_col and algo_col in g.columns else "learner"
-        g = g[g["learner"].isin(ours) | (g[key] == b["_best_name"])]
-        labels = [str(r["learner"]) + " (ours, defaults)" if r["learner"] in ours
-                  else f"{_name(r, algo_col)} (paper's best)" for _, r in g.iterrows()]
-        frame = pd.DataFrame({"label": labels, "checkpoints": g["checkpoints"].to_numpy(),
-                              "curve": g["curve"].to_numpy(), "seed": g["seed"].to_numpy()})
-        n = g["seed"].nunique()
-        title = f"{b['dataset']}, {b['setting']}: ours vs the paper's best (mean, min–max over {n} seeds)"
-        figs[f"{b['dataset']}, {b['setting']}: ours vs the paper's best"] = plots.learning_curves(
-            frame, title=title, band="minmax", colors=color_picker())
+    for ds, bd in bottom.groupby("dataset", sort=False):
+        fig, axes = new_figure(len(bd), ncols=min(3, len(bd)), width=4.6, height=3.6)
+        for ax, (_, b) in zip(axes, bd.iterrows()):
+            g = rep[(rep["dataset"] == ds) & (rep["channel"] == b["setting"])]
+            key = algo_col if algo_col and algo_col in g.columns else "learner"
+            g = g[g["learner"].isin(ours) | (g[key] == b["_best_name"])]
+            labels = [str(r["learner"]) + " (ours)" if r["learner"] in ours
+                      else f"{_name(r, algo_col)} (paper's best)" for _, r in g.iterrows()]
+            frame = pd.DataFrame({"label": labels, "checkpoints": g["checkpoints"].to_numpy(),
+                                  "curve": g["curve"].to_numpy(), "seed": g["seed"].to_numpy()})
+            plots.learning_curves(frame, ax=ax, title=str(b["setting"]), band="minmax", colors=color_picker())
+            ax.legend(fontsize="x-small")
+        n = rep.loc[rep["dataset"] == ds, "seed"].nunique()
+        figs[f"{ds}: cumulative online error, ours (defaults) vs the paper's best (γ tuned), mean and min–max "
+             f"over {n} seeds, log-log"] = fig
     return figs
 
 
