@@ -219,3 +219,86 @@ def test_open_bandit_registered_claims_hold_and_fail():
     assert [v for v in good.values() if v is not None] == [True] * 4
     assert [v for v in bad.values() if v is not None] == [False] * 4
     assert sum(v is None for v in good.values()) == 2  # "smallest relative error": one log, one number
+
+
+# ------------------------------------------------ "What we recommend instead": ours vs the paper's
+# (claims of our own, in their own group: never among the paper's claims above)
+def _bandit_rows(ours: float, paper: dict[str, float], channels, algo=False) -> pd.DataFrame:
+    rows = []
+    for ch, rho in channels:
+        for learner, err in {**paper, "SquareCB": ours, "EpsilonGreedy": ours}.items():
+            name = learner.split(" ")[0].replace("MC-DBF", "MCDBF")
+            rows += [{"phase": "report", "dataset": "D", "channel": ch, "learner": name, "seed": s,
+                      "channel.rho0": rho[0], "channel.rho1": rho[1], "error_rate": err,
+                      "checkpoints": [100, 200], "curve": [err, err], "learner.gamma": 0.1,
+                      **({"algo": learner} if algo else {})} for s in (0, 1)]
+    return pd.DataFrame(rows)
+
+
+def test_agarwal2021_recommend_claims_hold_and_fail():
+    channels = (("NoisyBandit(0.2,0.4)", (0.2, 0.4)), ("NoisyBandit(0,0)", (0.0, 0.0)))
+    paper = {"RCNBF": 0.3, "RCINE": 0.35, "Banditron": 0.4, "BPA": 0.4, "SOBA": 0.2}
+    for ours, want in ((0.1, True), (0.25, False)):
+        df = _bandit_rows(ours, paper, channels)
+        mine = df["learner"].isin(["SquareCB", "EpsilonGreedy"])
+        results = {"df": df[~mine], "ours": df[mine]}
+        claims = ag.claims.recommend_claims(ag.claims.recommend_bottom_line(results))
+        assert len(claims) == 2 and {c.holds for c in claims} == {want}, claims
+        # the paper's claims never see our rows
+        assert len(ag.PAPER.claims(results | {"table1": {}}, _ctx({}))) == len(ag.PAPER.claims(
+            {"df": df[~mine], "table1": {}}, _ctx({})))
+    assert ag.claims.recommend_claims(ag.claims.recommend_bottom_line({"df": df[~mine]})) == []
+
+
+def test_batra2021_recommend_claims_hold_and_fail():
+    channels = (("Diluted(2,0,0)", (0.0, 0.0)), ("Diluted(5,0,0)", (0.0, 0.0)))
+    for ours, want in ((0.1, True), (0.19, False)):
+        df = _bandit_rows(ours, {"MC-DBF m=2": 0.2}, channels, algo=True)
+        mine = df["learner"].isin(["SquareCB", "EpsilonGreedy"])
+        claims = ba.claims.recommend_claims(ba.claims.recommend_bottom_line({"rep": df[~mine], "ours": df[mine]}))
+        assert len(claims) == 2 and {c.holds for c in claims} == {want}, claims
+
+
+def test_louche2015_recommend_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import louche2015 as lo
+
+    def rows(ours: float):
+        out = []
+        for run in (0, 1):
+            base = {"run": run, "lam": 0.6}
+            out += [{**base, "part": "fig1a", "learner": "UMA", "error": 0.2, "confusion_rate": 0.2},
+                    {**base, "part": "fig1a", "learner": "Perceptron", "error": 0.3, "confusion_rate": 0.3},
+                    {**base, "part": "recommend_toy", "learner": lo.claims.RECOMMEND_OURS[0], "error": ours,
+                     "confusion_rate": ours},
+                    {**base, "part": "recommend_toy", "learner": lo.claims.RECOMMEND_PEERS[0], "error": 0.25,
+                     "confusion_rate": 0.25},
+                    {"part": "table1", "dataset": "digits", "run": run, "learner": "UMA", "error": 0.2},
+                    {"part": "table1", "dataset": "digits", "run": run, "learner": "P_noisy", "error": 0.15},
+                    {"part": "recommend_table1", "dataset": "digits", "run": run,
+                     "learner": lo.claims.RECOMMEND_OURS[0], "error": ours}]
+        return pd.DataFrame(out)
+
+    for ours, want in ((0.1, True), (0.2, False)):
+        claims = lo.claims.recommend_claims(lo.claims.recommend_bottom_lines(rows(ours)))
+        assert len(claims) == 2 and {c.holds for c in claims} == {want}, claims
+
+
+def test_moroshko_recommend_claims_hold_and_fail():
+    from noisyfeedback.experiments.papers import moroshko as mo
+
+    def results(known: float, unknown: float):
+        settings = [{"setting": "synthetic, M = 5", "figure": "Figure 2"}]
+        runs = lambda v: {"runs": [{"seed": s, "mse": v, "late_mse": v, "checkpoints": [1, 2], "curve": [v, v]}
+                                   for s in (0, 1)]}
+        reported = {("single", "synthetic, M = 5", v): runs(1.0) for v in mo.VARIANTS}
+        ours = {("recommend", "synthetic, M = 5", "WeightedRLS (known variance)"): runs(known),
+                ("recommend", "synthetic, M = 5", "WeightedRLS (unknown, one label)"): runs(unknown),
+                ("recommend", "synthetic, M = 5", "WeightedRLS (unknown, two labels)"): runs(unknown),
+                ("peer", "synthetic, M = 5", "river LinearRegression"): runs(2.0)}
+        return {"raw": {"settings": settings, "reported": reported}, "ours": ours}
+
+    for known, unknown, want in ((0.4, 0.9, True), (0.6, 1.0, False)):
+        lines = mo.claims.recommend_bottom_lines(mo.claims.recommend_rows(results(known, unknown)))
+        claims = mo.claims.recommend_claims(lines)
+        assert len(claims) == 3 and {c.holds for c in claims} == {want}, claims
+    assert mo.claims.recommend_bottom_lines(mo.claims.recommend_rows({"raw": results(1, 1)["raw"]})) == {}

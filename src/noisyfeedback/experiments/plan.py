@@ -725,13 +725,24 @@ def _joint_check(cls: type, params: dict, n_classes: int | None, loc, errors: _E
     return True
 
 
+def _instance_kind(cls: type, params: dict, n_classes: int | None) -> str | None:
+    """The feedback kind of ``cls(**params)`` (for classes whose kind depends on their parameters)."""
+    try:
+        extra = {"n_classes": n_classes if n_classes is not None else max(2, int(params.get("m", 1)) + 1)} \
+            if takes_n_classes(cls) else {}
+        return cls(**{**extra, **params}).feedback_kind
+    except (TypeError, ValueError):
+        return None
+
+
 _BASE_METRICS = ("error_rate", "mistakes")
 
 
 def _allowed_metrics(classes) -> list[str]:
     out = list(_BASE_METRICS)
     for cls in classes:
-        for m in getattr(cls, "extra_metrics", ()):
+        extra = getattr(cls, "extra_metrics", ())
+        for m in (() if isinstance(extra, property) else extra):  # a property: it depends on the instance
             if f"{m}_rate" not in out:
                 out.append(f"{m}_rate")
         if getattr(cls, "feedback_kind", None) == "target" and "mse" not in out:
@@ -781,7 +792,10 @@ def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
             chans = [c for c in channels if c.label in spec.channels
                      or cfg.channels[c.spec_index].label in spec.channels
                      or _key(c.ctype.name) in {_key(w) for w in spec.channels}]
-        fitting = [c for c in chans if c.ctype.kind == wanted]
+        # a learner whose kind depends on its parameters (SquareCB: 'bandit' with m = 1, 'set' with m > 1)
+        # lists every kind in ``feedback_kinds``; each unit is then checked against its channel below
+        kinds = tuple(getattr(cls, "feedback_kinds", None) or (wanted,))
+        fitting = [c for c in chans if c.ctype.kind in kinds]
         if channels and not fitting:
             gives = ", ".join(f"{c.label} gives {c.ctype.kind!r}" for c in chans) or "none selected"
             fits = sorted({t.name for t in channel_types().values() if t.kind == wanted})
@@ -826,6 +840,9 @@ def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
                         continue
                     if not _joint_check(combo.cls, params, d.n_classes, loc, errors):
                         continue
+                    if len(getattr(combo.cls, "feedback_kinds", None) or ()) > 1 and \
+                            _instance_kind(combo.cls, params, d.n_classes) != c.ctype.kind:
+                        continue  # e.g. SquareCB(m = 1) under Diluted(m): not this channel's learner
                     if c.ctype.name == "ConfusionNoise" and d.n_classes is not None:
                         try:
                             ch = c.ctype.build(d.n_classes, **c.params)

@@ -93,3 +93,50 @@ def _claims(final: pd.DataFrame, df: pd.DataFrame, table1: dict[str, pd.DataFram
 
 def claims(results: dict, ctx) -> list[Claim]:
     return _claims(_final(results["df"]), results["df"], results["table1"])
+
+
+# ------------------------------------------------ ours vs the paper's (not the paper's claims)
+#: issue #15, acceptance 1: SquareCB (defaults) at most this × RCNBF (γ tuned) at the noisy settings
+RECOMMEND_NOISY_RATIO = 0.5
+#: and at (0, 0) no more than the best of Banditron / BPA / SOBA (γ tuned)
+RECOMMEND_CLEAN_RATIO = 1.0
+
+
+def recommend_bottom_line(results: dict) -> pd.DataFrame:
+    """Per (dataset, setting): ours (defaults) vs the paper's best of the same run (γ tuned)."""
+    from .._recommend import bandit_bottom_line
+
+    ours = results.get("ours")
+    if ours is None or len(ours) == 0:
+        return pd.DataFrame()
+    both = pd.concat([results["df"], ours], ignore_index=True)
+    bottom = bandit_bottom_line(both)
+    if bottom.empty:
+        return bottom
+    rep = _report(both)
+    means = rep.groupby(["dataset", "channel", "learner"], sort=False)["error_rate"].mean()
+    noisy = rep.groupby(["dataset", "channel"], sort=False)["noisy"].first()
+    bottom["_noisy"] = [bool(noisy.get((d, c), True)) for d, c in zip(bottom["dataset"], bottom["setting"])]
+    bottom["_RCNBF_err"] = [float(means.get((d, c, "RCNBF"), np.nan)) for d, c in zip(bottom["dataset"], bottom["setting"])]
+    bottom["_others_err"] = [min(float(means.get((d, c, o), np.inf)) for o in OTHERS)
+                             for d, c in zip(bottom["dataset"], bottom["setting"])]
+    return bottom
+
+
+def recommend_claims(bottom: pd.DataFrame) -> list[Claim]:
+    """Ours vs the paper's: SquareCB ≤ 0.5× RCNBF under noise, ≤ the best of Banditron/BPA/SOBA at (0, 0)."""
+    from .._recommend import ratio_claims
+
+    if bottom.empty:
+        return []
+    out = []
+    for i, r in bottom.iterrows():
+        one = bottom.loc[[i]]
+        if r["_noisy"]:
+            out += ratio_claims(one, "SquareCB", RECOMMEND_NOISY_RATIO, against="_RCNBF_err", against_name="RCNBF",
+                                what=f"≤ {RECOMMEND_NOISY_RATIO:g}× RCNBF (γ tuned)")
+        else:
+            out += ratio_claims(one, "SquareCB", RECOMMEND_CLEAN_RATIO, against="_others_err",
+                                against_name="best of Banditron/BPA/SOBA",
+                                what="≤ the best of Banditron, BPA and SOBA (γ tuned)")
+    return out

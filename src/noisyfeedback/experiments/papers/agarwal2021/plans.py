@@ -6,6 +6,7 @@ import time
 
 import pandas as pd
 
+from .... import recommend_bandit
 from ...engine import make_task
 
 
@@ -66,6 +67,8 @@ def _config(ds: dict, plan: dict, soba_diagonal: bool, part: str = "all") -> dic
         {"name": "BPA", "params": {"gamma": gammas}},
         {"name": "SOBA", "params": {"gamma": gammas, "diagonal": soba_diagonal}},
     ]
+    if part in ("all", "others"):  # ours (issue #15): defaults, untuned, on the same streams and report seeds
+        learners += recommend_bandit.learner_entries()
     report_seeds = plan["report_seeds"]
     if part == "others":
         learners = [lr for lr in learners if lr["name"] != "RCINE"]
@@ -108,4 +111,6 @@ def run(engine, plan: dict, data_dir) -> dict:
             folder = ds["label"] if part in ("all", "others") else f"{ds['label']}-RCINE"
             frames.append(engine.sweep(_config(ds, plan, diagonal, part), folder, data_dir))
     df = pd.concat(frames, ignore_index=True)
-    return {"df": df, "table1": table1, "soba_variants": soba_variants, "sweep_seconds": time.perf_counter() - t0}
+    # the paper's rows (its figures, tables and claims) apart from ours ("What we recommend instead")
+    ours = df["learner"].isin(recommend_bandit.RECOMMENDED)
+    return {"df": df[~ours].reset_index(drop=True), "ours": df[ours].reset_index(drop=True), "table1": table1, "soba_variants": soba_variants, "sweep_seconds": time.perf_counter() - t0}

@@ -109,3 +109,29 @@ def claims(results: dict, ctx) -> list[Claim]:
     r = results
     return make_claims(r["fin"], r["gaps"], r["gtab"], r["msw"], r["levels_by_ds"], ctx.quick, r["real"],
                        r["synthetic"])
+
+
+# ------------------------------------------------ ours vs the paper's (not the paper's claims)
+#: issue #15, acceptance 3: SquareCB (defaults) at most this × MC-DBF (γ tuned) under Diluted(m)
+RECOMMEND_DILUTED_RATIO = 0.8
+
+
+def recommend_bottom_line(results: dict) -> pd.DataFrame:
+    """Per (dataset, channel): ours (defaults) vs the paper's best of the same run (γ tuned)."""
+    from .._recommend import bandit_bottom_line
+
+    ours = results.get("ours")
+    if ours is None or len(ours) == 0:
+        return pd.DataFrame()
+    both = pd.concat([results["rep"], ours[ours["phase"] == "report"]], ignore_index=True)
+    return bandit_bottom_line(both, algo_col="algo")
+
+
+def recommend_claims(bottom: pd.DataFrame) -> list[Claim]:
+    """Ours vs the paper's: SquareCB ≤ 0.8× MC-DBF (γ tuned) under every Diluted(m) channel."""
+    from .._recommend import ratio_claims
+
+    if bottom.empty:
+        return []
+    return ratio_claims(bottom, "SquareCB", RECOMMEND_DILUTED_RATIO,
+                        select=lambda r: str(r["_best_name"]).startswith("MC-DBF"))

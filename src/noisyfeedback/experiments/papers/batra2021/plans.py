@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .... import recommend_bandit
 from .tables import _with_algo, final_table, gamma_table, gap_table
 
 
@@ -28,6 +29,9 @@ QUICK_PLAN: dict[str, Any] = {
     "report_seeds": [0, 1],
     "m_sweep_seeds": [0, 1],
     "n_checkpoints": 40,
+    # "What we recommend instead" beyond the paper: Diluted(m) with flips (ρ0, ρ1), MC-DBF's γ tuned again
+    "recommend_flips": [(0.1, 0.2)],
+    "recommend_flips_gammas": [0.12, 0.25, 0.5],
 }
 
 #: full mode (the paper's protocol: 1e6 rounds; 5 report seeds instead of the paper's 10, to keep the time down)
@@ -44,6 +48,8 @@ FULL_PLAN: dict[str, Any] = {
     "report_seeds": [0, 1, 2, 3, 4],
     "m_sweep_seeds": [0, 1, 2],
     "n_checkpoints": 60,
+    "recommend_flips": [(0.1, 0.2)],
+    "recommend_flips_gammas": [0.05, 0.12, 0.2, 0.3, 0.5, 0.9],
 }
 
 
@@ -100,7 +106,32 @@ def _main_config(ds: dict, plan: dict, K: int, soba_diagonal: bool) -> dict:
             # m (and ρ0 = ρ1 = 0) taken from the Diluted channel
             {"name": "MCDBF", "params": {"gamma": list(plan["dbf_gammas"])}, "match_channel": True},
             {"name": "SOBA", "params": {"gamma": list(plan["soba_gammas"]), "diagonal": soba_diagonal}},
+            # ours (issue #15), defaults, untuned: m from each Diluted channel, m = 1 under the bandit channel
+            *recommend_bandit.learner_entries(),
         ],
+        "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": list(plan["tuning_seeds"]),
+                      "report_seeds": list(plan["report_seeds"])},
+    }
+
+
+def _flips_config(ds: dict, plan: dict, K: int) -> dict | None:
+    """Beyond the paper: Diluted(m) with flips, MC-DBF (knowing ρ0, ρ1; γ tuned) and ours, same m, rounds,
+    checkpoints and report seeds as the main figure."""
+    flips = [tuple(f) for f in plan.get("recommend_flips") or []]
+    if not flips:
+        return None
+    ms = sorted(set(m_levels(K).values()))
+    return {
+        "name": f"batra2021-{ds['label']}-flips",
+        "description": "Diluted(m) with flips: MC-DBF (γ tuned) vs SquareCB and EpsilonGreedy (defaults)",
+        "n_rounds": plan["n_rounds"],
+        "checkpoints": _checkpoints(plan["n_rounds"], plan["n_checkpoints"]),
+        "datasets": [ds],
+        "channels": [{"name": "Diluted", "params": {"m": ms, "rho0": [f[0] for f in flips],
+                                                    "rho1": [f[1] for f in flips]}, "zip": [["rho0", "rho1"]]}],
+        "learners": [{"name": "MCDBF", "params": {"gamma": list(plan.get("recommend_flips_gammas",
+                                                                             plan["dbf_gammas"]))},
+                      "match_channel": True}, *recommend_bandit.learner_entries()],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": list(plan["tuning_seeds"]),
                       "report_seeds": list(plan["report_seeds"])},
     }
@@ -128,7 +159,7 @@ def run(engine, plan: dict, data_dir) -> dict[str, Any]:
     """Per available data set, the main sweep and then the m sweep (at the γ chosen for medium m), through
     the engine; the tables the claims and the report read."""
     t0 = time.perf_counter()
-    frames, mframes = [], []
+    frames, mframes, ours = [], [], []
     soba_variant, levels_by_ds, m_gamma, shapes = {}, {}, {}, {}
     missing = []
     datasets = []
@@ -151,13 +182,21 @@ def run(engine, plan: dict, data_dir) -> dict[str, Any]:
         soba_variant[ds["label"]] = (f"diagonal A (K·d = {K * d:,})" if diagonal
                                      else f"full A⁻¹ (K·d = {K * d:,})")
         df = engine.sweep(_main_config(ds, plan, K, diagonal), ds["label"], data_dir)
+        mine = df["learner"].isin(recommend_bandit.RECOMMENDED)
+        ours.append(df[mine])
+        df = df[~mine].reset_index(drop=True)  # the paper's rows: its tables, figures and claims
         frames.append(df)
         # Figure 5 at a constant γ: the one our selection chose for medium m on this data set
         med = levels_by_ds[ds["label"]]["medium"]
         h = df[(df["phase"] == "tuning") & (df["learner"] == "MCDBF") & (df["learner.m"] == med)]
         m_gamma[ds["label"]] = float(json.loads(h["chosen"].iloc[0])["gamma"])
         mframes.append(engine.sweep(_m_config(ds, plan, K, m_gamma[ds["label"]]), f"{ds['label']}-m", data_dir))
+        fc = _flips_config(ds, plan, K)
+        if fc is not None:
+            ours.append(engine.sweep(fc, f"{ds['label']}-flips", data_dir))
     elapsed = time.perf_counter() - t0
+    # "What we recommend instead": ours and, on the flipped channels (beyond the paper), MC-DBF re-tuned
+    ours_df = _with_algo(pd.concat(ours, ignore_index=True)) if ours else pd.DataFrame()
 
     df = _with_algo(pd.concat(frames, ignore_index=True))
     msw = pd.concat(mframes, ignore_index=True)
@@ -173,4 +212,4 @@ def run(engine, plan: dict, data_dir) -> dict[str, Any]:
     return {"df": df, "msw": msw, "rep": rep, "tun": tun, "labels": labels, "synthetic": synthetic, "real": real,
             "paper_name": paper_name, "fin": fin, "gaps": gaps, "gtab": gtab, "datasets": plan["datasets"],
             "soba_variant": soba_variant, "levels_by_ds": levels_by_ds, "m_gamma": m_gamma, "shapes": shapes,
-            "missing": missing, "elapsed": elapsed}
+            "missing": missing, "elapsed": elapsed, "ours": ours_df}

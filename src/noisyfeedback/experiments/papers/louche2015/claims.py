@@ -132,3 +132,50 @@ def make_claims(df: pd.DataFrame) -> list[Claim]:
 def claims(results: dict, ctx) -> list[Claim]:
     """The claims of a run (``results`` from :func:`.plans.run`)."""
     return make_claims(results["df"])
+
+
+# ------------------------------------------------ ours vs the paper's (not the paper's claims)
+#: our learners and the peers, by the names of ``recommend_supervised.label_noise_plan``
+RECOMMEND_OURS = ("CorrectedLogisticRegression (known C)", "CorrectedLogisticRegression (estimated C)")
+RECOMMEND_PEERS = ("LogisticRegression (noisy labels)", "cleanlab CleanLearning(LogisticRegression())")
+#: issue #16, acceptance 1: CorrectedLogisticRegression (told C) below UMA (told the same C): ratio < this
+RECOMMEND_RATIO = 1.0
+
+
+def recommend_bottom_lines(df: pd.DataFrame, metric: str = "error") -> dict[str, pd.DataFrame]:
+    """"toy" (per λ of Figure 1(a) that ours ran at) and "table1" (per data set): ours, the paper's best of
+    the same runs (UMA or the Perceptron on the same noisy labels) and the peers."""
+    from .._recommend import supervised_bottom_line
+
+    out = {}
+    ours = df[df["part"] == "recommend_toy"] if "part" in df.columns else df.iloc[0:0]
+    if len(ours):
+        paper = df[(df["part"] == "fig1a") & df["lam"].isin(ours["lam"].unique())]
+        rows = pd.concat([paper, ours], ignore_index=True).rename(columns={"run": "seed"})
+        out["toy"] = supervised_bottom_line(rows, ["lam"], metric, ("UMA", "Perceptron"), RECOMMEND_OURS,
+                                            RECOMMEND_PEERS)
+    ours = df[df["part"] == "recommend_table1"] if "part" in df.columns else df.iloc[0:0]
+    if len(ours):
+        paper = df[(df["part"] == "table1") & df["learner"].isin(["UMA", "P_noisy"])].copy()
+        paper["learner"] = paper["learner"].map({"UMA": "UMA", "P_noisy": "Perceptron"})
+        rows = pd.concat([paper, ours], ignore_index=True).rename(columns={"run": "seed"})
+        out["table1"] = supervised_bottom_line(rows, ["dataset"], metric, ("UMA", "Perceptron"),
+                                               RECOMMEND_OURS, RECOMMEND_PEERS)
+    return out
+
+
+def recommend_claims(lines: dict[str, pd.DataFrame]) -> list[Claim]:
+    """Ours vs the paper's: CorrectedLogisticRegression (told C, or Ĉ on Table 1) below UMA (told the same)."""
+    claims = []
+    name = RECOMMEND_OURS[0]
+    for part, t in lines.items():
+        for _, r in t.iterrows():
+            if pd.isna(r.get(f"_{name}", np.nan)):
+                continue
+            where = f"toy, λ = {r['lam']:g}" if part == "toy" else f"Table 1, {r['dataset']} (pseudo-labels, Ĉ)"
+            ours, uma = float(r[f"_{name}"]), float(r["_UMA"])
+            claims.append(Claim(f"{where}: {name} test error below UMA's (both told the same C)",
+                                f"< {RECOMMEND_RATIO:g}× UMA", f"{ours:.4f} vs UMA {uma:.4f} (ratio "
+                                f"{ours / uma if uma > 0 else np.inf:.3f})", bool(ours < RECOMMEND_RATIO * uma),
+                                "ours vs the paper's (not a claim of the paper)"))
+    return claims

@@ -188,3 +188,79 @@ def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_bu
 def claims(results: dict, ctx) -> list[Claim]:
     return make_claims(results["s_single"], results["fig6"], results["traces"], results["raw"]["budgets"],
                        ctx.plan["self_tuned_budget"])
+
+
+# ------------------------------------------------ ours vs the paper's (not the paper's claims)
+#: issue #16, acceptance 3: WeightedRLS (known variance) at most this × the best tuned ORS (known variance)
+RECOMMEND_KNOWN_RATIO = 0.5
+#: and with unknown variance below the best of ORS's unknown-variance rules (ratio < this)
+RECOMMEND_UNKNOWN_RATIO = 1.0
+
+#: the paper's variants compared with ours, by panel (display name -> VARIANTS key)
+_KNOWN_ORS = {f"ORS {v}": v for v in ("beta", "opt", "one sample", "one sample and pred", "two samples")}
+_UNKNOWN_ORS = {"ORS one sample and pred (unknown v)": "one sample and pred (unknown v)",
+                "ORS two samples (unknown v)": "two samples (unknown v)"}
+
+
+def recommend_rows(results: dict) -> pd.DataFrame:
+    """One row per (setting, learner, seed): MSE of ours, the peers and the paper's variants, the paper's on
+    the seeds ours ran (the same report sequences)."""
+    raw, ours = results["raw"], results.get("ours") or {}
+    fig_of = {st["setting"]: st["figure"] for st in raw["settings"]}
+    rows = []
+    for (kind, setting, name), res in ours.items():
+        for run in res["runs"]:
+            rows.append({"figure": fig_of[setting], "setting": setting, "learner": name, "seed": run["seed"],
+                         "mse": run["mse"], "late_mse": run["late_mse"], "checkpoints": run["checkpoints"],
+                         "curve": run["curve"], "role": "ours" if kind == "recommend" else "peer"})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    seeds = df[df["role"] == "ours"].groupby("setting")["seed"].apply(set).to_dict()
+    names = {**{v: k for k, v in _KNOWN_ORS.items()}, **{v: k for k, v in _UNKNOWN_ORS.items()},
+             "noisy feedback": "NLMS (noisy feedback)"}
+    for key, res in raw["reported"].items():
+        if key[0] != "single" or key[2] not in names or key[1] not in seeds:
+            continue
+        for run in res["runs"]:
+            if run["seed"] in seeds[key[1]]:
+                rows.append({"figure": fig_of[key[1]], "setting": key[1], "learner": names[key[2]],
+                             "seed": run["seed"], "mse": run["mse"], "late_mse": run["late_mse"],
+                             "checkpoints": run["checkpoints"], "curve": run["curve"], "role": "paper"})
+    return pd.DataFrame(rows)
+
+
+def recommend_bottom_lines(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """"known" and "unknown" variance: per setting, ours vs the paper's best ORS of that panel (r, β tuned on
+    the tuning sequence), noisy-feedback NLMS and the peers, final cumulative MSE."""
+    from .._recommend import supervised_bottom_line
+    from .plans import RECOMMENDED
+
+    if rows.empty:
+        return {}
+    peers = ["NLMS (noisy feedback)"] + sorted(set(rows.loc[rows["role"] == "peer", "learner"]))
+    ours = list(RECOMMENDED)
+    return {"known": supervised_bottom_line(rows, ["setting"], "mse", list(_KNOWN_ORS), ours[:1], peers),
+            "unknown": supervised_bottom_line(rows, ["setting"], "mse", list(_UNKNOWN_ORS), ours[1:], [])}
+
+
+def recommend_claims(lines: dict[str, pd.DataFrame]) -> list[Claim]:
+    """Ours vs the paper's: WeightedRLS (known v) ≤ 0.5× the best tuned ORS; unknown v: below ORS's rules."""
+    claims = []
+    for panel, t in lines.items():
+        names = ["WeightedRLS (known variance)"] if panel == "known" else \
+            ["WeightedRLS (unknown, one label)", "WeightedRLS (unknown, two labels)"]
+        thr = RECOMMEND_KNOWN_RATIO if panel == "known" else RECOMMEND_UNKNOWN_RATIO
+        for _, r in t.iterrows():
+            for name in names:
+                if pd.isna(r.get(f"_{name}", np.nan)):
+                    continue
+                ours, best = float(r[f"_{name}"]), float(r["_best"])
+                ok = ours <= thr * best if panel == "known" else ours < thr * best
+                claims.append(Claim(
+                    f"{r['setting']}: {name} MSE {'≤' if panel == 'known' else '<'} {thr:g}× the best tuned ORS "
+                    f"({'known' if panel == 'known' else 'unknown'} variance)",
+                    f"{'≤' if panel == 'known' else '<'} {thr:g}× {r['_best_name']}",
+                    f"{ours:.4g} vs {r['_best_name']} {best:.4g} (ratio {ours / best if best > 0 else np.inf:.3f})",
+                    bool(ok), "ours vs the paper's (not a claim of the paper)"))
+    return claims

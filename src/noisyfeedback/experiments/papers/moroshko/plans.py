@@ -30,6 +30,11 @@ QUICK_PLAN: dict[str, Any] = {
                "peak": 5.0, "floor": 0.05},
     "budget": {"n_samples": 4_000, "M": 5.0, "budgets": [1.5, 2.5], "seeds": 5, "a_steps": 10},
     "self_tuned_budget": 1.5,
+    # "What we recommend instead" (issue #16): WeightedRLS (defaults) and the peers on the report sequences of
+    # Figures 2, 4 and 5; the peers (pure-Python loops) on the first ``recommend_peer_seeds`` seeds only
+    "recommend": True,
+    "recommend_peer_seeds": 3,
+    "recommend_speech_seeds": 3,
 }
 
 #: full mode: the paper's sizes (50,000 rounds, 20 repetitions; budgets on 10,000 rounds)
@@ -45,6 +50,10 @@ FULL_PLAN: dict[str, Any] = {
     "budget": {"n_samples": 10_000, "M": 5.0, "budgets": [1.2, 1.5, 1.8, 2.2, 2.5, 2.8, 3.5], "seeds": 20,
                "a_steps": 14},
     "self_tuned_budget": 1.5,
+    "recommend": True,
+    "recommend_peer_seeds": 5,
+    # WeightedRLS costs O(d²) a round: with 1,024 taps only the first seeds of the speech substitute
+    "recommend_speech_seeds": 3,
 }
 
 
@@ -176,13 +185,47 @@ def run_all(engine, plan: dict) -> dict[str, Any]:
             "seconds": {"tuning": t_tune, "report": t_report}}
 
 
+#: ours (issue #16), default parameters, by the names of ``recommend_supervised.regression_plan``
+RECOMMENDED = {
+    "WeightedRLS (known variance)": {"cls": "WeightedRLS", "params": {"lam": 1.0}},
+    "WeightedRLS (unknown, one label)": {"cls": "WeightedRLS", "params": {"lam": 1.0, "variance": "unknown"}},
+    "WeightedRLS (unknown, two labels)": {"cls": "WeightedRLS", "params": {"lam": 1.0, "variance": "unknown",
+                                                                           "n_labels": 2}},
+}
+
+
+def run_recommend(engine, plan: dict, settings: list[dict]) -> dict:
+    """Ours (untuned) and the installed peers on the report sequences of every Section 4.1 setting: the same
+    data, noise and simulation seeds as the paper's variants. {(kind, setting, name): result}."""
+    from .tasks import peers_available
+
+    tasks = []
+    for st in settings:
+        report = st["report"]
+        if st["figure"] == "Figure 5":
+            report = report[:int(plan.get("recommend_speech_seeds", len(report)))]
+        for name, learner in RECOMMENDED.items():
+            runs = [{"seed": s, "data": data, "noise": noise, "learner": learner, "sim_seed": s}
+                    for s, (data, noise) in enumerate(report)]
+            tasks.append({"op": "report", "key": ("recommend", st["setting"], name), "runs": runs,
+                          "n_checkpoints": plan["n_checkpoints"]})
+        for peer in peers_available():
+            runs = [{"seed": s, "data": data, "noise": noise, "sim_seed": s}
+                    for s, (data, noise) in enumerate(report[:int(plan.get("recommend_peer_seeds", len(report)))])]
+            tasks.append({"op": "peer", "key": ("peer", st["setting"], peer), "peer": peer, "runs": runs,
+                          "n_checkpoints": plan["n_checkpoints"]})
+    return _map(engine, tasks, "what we recommend instead") if tasks else {}
+
+
 def plan(quick: bool, data_dir=None) -> dict:
     return dict(QUICK_PLAN if quick else FULL_PLAN)
 
 
 def run(engine, plan: dict, data_dir=None) -> dict[str, Any]:
     """Every part of ``plan`` through the engine, and the tables the report and the claims read."""
-    raw = run_all(engine, plan)
+    paper_plan = {k: v for k, v in plan.items() if not k.startswith("recommend")}
+    raw = run_all(engine, paper_plan)
+    ours = run_recommend(engine, plan, raw["settings"]) if plan.get("recommend") else {}
     tun = tuning_frame(raw)
     single = single_frame(raw)
     budget = budget_frame(raw)
@@ -193,4 +236,4 @@ def run(engine, plan: dict, data_dir=None) -> dict[str, Any]:
     return {"raw": raw, "tun": tun, "single": single, "budget": budget, "s_single": summary_single(single),
             "s_budget": s_budget, "traces": {k[1]: v for k, v in raw["reported"].items() if k[0] == "trace"},
             "fig6": s_budget[s_budget["B"].isin(plan["budget"]["budgets"])].reset_index(drop=True),
-            "files": [f"results/{name}.parquet" for name in frames]}
+            "files": [f"results/{name}.parquet" for name in frames], "ours": ours}

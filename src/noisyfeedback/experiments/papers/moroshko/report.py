@@ -276,7 +276,44 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
                          "max of labels so far / rounds so far"]]}),
         Section("Figure 7: the self-tuned budget", figures={
             f"Figure 7: instantaneous budget and a during 'auto self tuned' runs, B = {B7:g}": fig_trace(traces, B7)}),
-    ]
+    ] + ([rec] if (rec := recommend_section(results, plan)) is not None else [])
+
+
+def recommend_section(results: dict, plan: dict):
+    """"What we recommend instead": WeightedRLS (defaults) and the peers next to the best tuned ORS on the
+    same report sequences (issue #16); None when they did not run."""
+    from ....report import Section
+    from .. import _recommend as rec
+    from .claims import RECOMMEND_KNOWN_RATIO, recommend_bottom_lines, recommend_claims, recommend_rows
+    from .tasks import PEERS, peers_available
+
+    rows = recommend_rows(results)
+    lines = recommend_bottom_lines(rows)
+    if not lines:
+        return None
+    missing = [p for p in PEERS if p not in peers_available()]
+    text = [rec.NOT_THE_PAPER,
+            "`WeightedRLS`: recursive least squares weighting each round by the inverse of its target's noise "
+            "variance (the Kalman filter of a fixed w; ridge λ = 1, its default, nothing tuned); with unknown "
+            "variance it uses ORS's estimates (one label and the prediction, or two labels) and an online "
+            "estimate of the variance. Run with `nf.simulate` on the **same** report sequences (data, noise and "
+            "simulation seeds) as the paper's variants; the paper's best is the lowest mean MSE among ORS's rules "
+            "of the same panel in this run, r (and β) tuned on the separate tuning sequence. Peers: "
+            "noisy-feedback NLMS (the paper's baseline, r tuned)"
+            + (", " + ", ".join(f"`{p}`" for p in peers_available()) + " (online, predict then learn the noisy "
+               f"target, on the first {plan.get('recommend_peer_seeds')} seeds)" if peers_available() else "")
+            + (f"; not installed here: {', '.join(missing)} (optional extra `bench`)" if missing else "") + ".",
+            f"The speech substitute runs on its first {plan.get('recommend_speech_seeds')} seeds (WeightedRLS "
+            "costs O(d²) a round); every comparison is on the seeds ours ran.",
+            f"Our claims: WeightedRLS (known variance) ≤ {RECOMMEND_KNOWN_RATIO:g}× the best tuned ORS (known "
+            "variance), and with unknown variance below ORS's unknown-variance rules, at every setting "
+            "(issue #16, acceptance 3)."]
+    what = {"known": "Known variance", "unknown": "Unknown variance"}
+    tables = {"Ours vs the paper's (not counted in the paper's claims)": claims_table(recommend_claims(lines))}
+    for panel, t in lines.items():
+        tables[f"{what[panel]}: final cumulative MSE (mean ± std over seeds), ours vs the paper's best ORS and "
+               "the peers"] = rec.public(t)
+    return Section("What we recommend instead", text=text, tables=tables)
 
 
 INTRO = ("ORS (online regression with scaling) shrinks NLMS's step by α_t when the label's noise "

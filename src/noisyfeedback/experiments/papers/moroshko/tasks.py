@@ -190,6 +190,55 @@ def self_tuned_trace(data: dict, noise: dict, learner: dict, sim_seed: int, bloc
     return {"rounds": rounds, "budget": spend, "a": a, "w": L.w_.tolist()}
 
 
+# ------------------------------------------------ what we recommend instead (issue #16): the peers
+#: the regression peers, by name: (package, a factory of (d) -> an online model)
+PEERS = ("padasip FilterRLS(mu=0.999)", "padasip FilterNLMS(mu=0.5)", "river LinearRegression")
+
+
+def peers_available() -> list[str]:
+    """The peers whose package is installed (padasip and river are in the optional extra ``bench``)."""
+    import importlib.util
+
+    return [p for p in PEERS if importlib.util.find_spec(p.split()[0]) is not None]
+
+
+def run_peer(data: dict, noise: dict, peer: str, sim_seed: int, n_checkpoints: int) -> dict[str, Any]:
+    """One peer, online over every row of ``data`` in order, predicting before it learns each round's noisy
+    target — the noisy targets ``nf.simulate(..., shuffle=False, seed=sim_seed)`` draws (one label a round),
+    so the stream is the paper's learners' own; the MSE against the clean targets, as ``simulate``'s."""
+    from ....simulate import simulation_streams
+
+    X, y = dataset(data)
+    n, d = X.shape
+    cps = _checkpoints(n, n_checkpoints)
+    ch = noise_channel(noise, n)
+    _, rng_feedback, _ = simulation_streams(sim_seed)
+    Y = np.asarray(ch.respond(y, rng=rng_feedback, rounds=np.arange(n), n_samples=1), dtype=float).reshape(n, -1)[:, 0]
+    pred = np.empty(n)
+    if peer.startswith("padasip"):
+        import padasip as pa
+
+        f = pa.filters.FilterRLS(n=d, mu=0.999) if "RLS" in peer else pa.filters.FilterNLMS(n=d, mu=0.5)
+        for t in range(n):
+            pred[t] = f.predict(X[t])
+            f.adapt(Y[t], X[t])
+    elif peer.startswith("river"):
+        from river import linear_model
+
+        m = linear_model.LinearRegression()
+        keys = list(range(d))
+        for t in range(n):
+            x = dict(zip(keys, X[t].tolist()))
+            pred[t] = m.predict_one(x)
+            m.learn_one(x, float(Y[t]))
+    else:
+        raise ValueError(f"unknown peer {peer!r}; allowed: {', '.join(PEERS)}.")
+    sq = np.cumsum((pred - y) ** 2)
+    curve = sq[cps - 1] / cps
+    return {"mse": float(curve[-1]), "late_mse": late_mse(cps, curve), "checkpoints": cps.tolist(),
+            "curve": curve.tolist(), "labels_rate": 1.0}
+
+
 @task_kind("moroshko.work")
 def work(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task of the recipe (what the backends map over); returns {"key": ..., results}."""
@@ -214,6 +263,9 @@ def work(task: dict[str, Any]) -> dict[str, Any]:
             res = run_one(run["data"], run["noise"], run["learner"], run["sim_seed"], task["n_checkpoints"])
             runs.append({"seed": run["seed"], **res})
         out["runs"] = runs
+    elif op == "peer":
+        out["runs"] = [{"seed": run["seed"], **run_peer(run["data"], run["noise"], task["peer"], run["sim_seed"],
+                                                         task["n_checkpoints"])} for run in task["runs"]]
     elif op == "trace":
         out.update(self_tuned_trace(task["data"], task["noise"], task["learner"], task["sim_seed"]))
     else:
