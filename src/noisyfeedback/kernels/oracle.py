@@ -34,7 +34,7 @@ from .channels import flip
 
 # The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
 # (a call passes every array as a struct of its pointer, shape and strides).
-from .linear import PREFETCH_AHEAD, argmax_first, div_sqrt4, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
+from .linear import PREFETCH_AHEAD, argmax_first, adagrad4, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
 
 POLICY_EPSILON = 0
 POLICY_IGW = 1
@@ -233,30 +233,26 @@ def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
     """AdaGrad step of label a on x̂ = x·inv with residual e, over the non-zeros in order: g = e·x̂_j,
     G[a, j] += g², W[a, j] += lr·g/√G[a, j] (G[a, j] = 0, g underflowed on a fresh coordinate: /√1).
 
-    One pass, four non-zeros at a time: their four G[a, j] are gathered and updated, the four steps
-    taken by one 4-wide sqrt and division (:func:`~.linear.div_sqrt4`: exact IEEE, the bits of the scalar
-    loop), and scattered into W. Each G[a, j] and W[a, j] is read after the previous non-zero's write, so
-    a repeated column would be handled as in the scalar loop."""
+    One pass, four non-zeros at a time: their x and G[a, j] are gathered, the four coordinates updated
+    by :func:`~.linear.adagrad4` (4-wide, the bits of the scalar formula) and h, s scattered into G and W.
+    The columns of a row are distinct (``check_X`` sums a CSR row's duplicates), so the four are
+    independent; the last nnz mod 4 take the scalar formula."""
     q = nnz - nnz % 4
     for p in range(0, q, 4):
         j0 = idx[p]
         j1 = idx[p + 1]
         j2 = idx[p + 2]
         j3 = idx[p + 3]
-        g0 = e * ((values_[np.int64(codes[p])] if coded else val[p]) * inv)
-        g1 = e * ((values_[np.int64(codes[p + 1])] if coded else val[p + 1]) * inv)
-        g2 = e * ((values_[np.int64(codes[p + 2])] if coded else val[p + 2]) * inv)
-        g3 = e * ((values_[np.int64(codes[p + 3])] if coded else val[p + 3]) * inv)
-        h0 = G[a, j0] + g0 * g0
+        x0 = values_[np.int64(codes[p])] if coded else val[p]
+        x1 = values_[np.int64(codes[p + 1])] if coded else val[p + 1]
+        x2 = values_[np.int64(codes[p + 2])] if coded else val[p + 2]
+        x3 = values_[np.int64(codes[p + 3])] if coded else val[p + 3]
+        h0, h1, h2, h3, s0, s1, s2, s3 = adagrad4(x0, x1, x2, x3, G[a, j0], G[a, j1], G[a, j2], G[a, j3], e, inv,
+                                                  lr)
         G[a, j0] = h0
-        h1 = G[a, j1] + g1 * g1
         G[a, j1] = h1
-        h2 = G[a, j2] + g2 * g2
         G[a, j2] = h2
-        h3 = G[a, j3] + g3 * g3
         G[a, j3] = h3
-        s0, s1, s2, s3 = div_sqrt4(lr * g0, lr * g1, lr * g2, lr * g3, h0 if h0 > 0.0 else 1.0,
-                                   h1 if h1 > 0.0 else 1.0, h2 if h2 > 0.0 else 1.0, h3 if h3 > 0.0 else 1.0)
         W[a, j0] += s0
         W[a, j1] += s1
         W[a, j2] += s2
