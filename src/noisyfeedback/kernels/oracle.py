@@ -80,11 +80,11 @@ def policy(v, m, kind, explore, top, in_top, pi):
             pi[r] = base + (1.0 - explore) if r == best else base
     else:
         vb = v[best]
+        for r in range(K):  # every r, without a branch (vectorised); ŷ's own entry is replaced below
+            pi[r] = 1.0 / (K + explore * (vb - v[r]))
         rest = 0.0
-        for r in range(K):
-            if r != best:
-                pi[r] = 1.0 / (K + explore * (vb - v[r]))
-                rest += pi[r]
+        for r in range(K):  # Σ_{r≠ŷ} in label order (adding 0.0 at ŷ is exact: the same sum)
+            rest += pi[r] if r != best else 0.0
         pi[best] = 1.0 - rest
     if m > 1:
         c = (m - 1.0) / (K - 1.0)
@@ -265,7 +265,7 @@ def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
         W[a, j] += lr * g / np.sqrt(h if h > 0.0 else 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def oracle_update(oracle, W, b, G, Gb, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv):
     """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc):
     AdaGrad (:func:`adagrad_row`, and the intercept) or NLMS."""
