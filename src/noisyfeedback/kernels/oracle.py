@@ -35,7 +35,7 @@ from .channels import flip
 
 # The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
 # (a call passes every array as a struct of its pointer, shape and strides).
-from .linear import PREFETCH_AHEAD, argmax_first, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
+from .linear import PREFETCH_AHEAD, argmax_first, adagrad4, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
 
 POLICY_EPSILON = 0
 POLICY_IGW = 1
@@ -81,11 +81,11 @@ def policy(v, m, kind, explore, top, in_top, pi):
             pi[r] = base + (1.0 - explore) if r == best else base
     else:
         vb = v[best]
+        for r in range(K):  # every r, without a branch (vectorised); ŷ's own entry is replaced below
+            pi[r] = 1.0 / (K + explore * (vb - v[r]))
         rest = 0.0
-        for r in range(K):
-            if r != best:
-                pi[r] = 1.0 / (K + explore * (vb - v[r]))
-                rest += pi[r]
+        for r in range(K):  # Σ_{r≠ŷ} in label order (adding 0.0 at ŷ is exact: the same sum)
+            rest += pi[r] if r != best else 0.0
         pi[best] = 1.0 - rest
     if m > 1:
         c = (m - 1.0) / (K - 1.0)
@@ -229,36 +229,53 @@ def values(W, b, idx, val, codes, values_, nnz, coded, v):
     return inv
 
 
-@njit(cache=True, error_model="numpy")
-def adagrad_steps(num, den, n):
-    """num[p] /= √den[p] for p < n (den > 0). NumPy's error model: no zero-division branch, so the loop
-    is vectorised (sqrt and division are exact IEEE operations: the same bits as the scalar loop)."""
-    for p in range(n):
-        num[p] = num[p] / np.sqrt(den[p])
+@njit(cache=True, inline="always")
+def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
+    """AdaGrad step of label a on x̂ = x·inv with residual e, over the non-zeros in order: g = e·x̂_j,
+    G[a, j] += g², W[a, j] += lr·g/√G[a, j] (G[a, j] = 0, g underflowed on a fresh coordinate: /√1).
+
+    One pass, four non-zeros at a time: their x and G[a, j] are gathered, the four coordinates updated
+    by :func:`~.linear.adagrad4` (4-wide, the bits of the scalar formula) and h, s scattered into G and W.
+    The columns of a row are distinct (``check_X`` sums a CSR row's duplicates), so the four are
+    independent; the last nnz mod 4 take the scalar formula."""
+    q = nnz - nnz % 4
+    for p in range(0, q, 4):
+        j0 = idx[p]
+        j1 = idx[p + 1]
+        j2 = idx[p + 2]
+        j3 = idx[p + 3]
+        x0 = values_[np.int64(codes[p])] if coded else val[p]
+        x1 = values_[np.int64(codes[p + 1])] if coded else val[p + 1]
+        x2 = values_[np.int64(codes[p + 2])] if coded else val[p + 2]
+        x3 = values_[np.int64(codes[p + 3])] if coded else val[p + 3]
+        h0, h1, h2, h3, s0, s1, s2, s3 = adagrad4(x0, x1, x2, x3, G[a, j0], G[a, j1], G[a, j2], G[a, j3], e, inv,
+                                                  lr)
+        G[a, j0] = h0
+        G[a, j1] = h1
+        G[a, j2] = h2
+        G[a, j3] = h3
+        W[a, j0] += s0
+        W[a, j1] += s1
+        W[a, j2] += s2
+        W[a, j3] += s3
+    for p in range(q, nnz):
+        j = idx[p]
+        g = e * ((values_[np.int64(codes[p])] if coded else val[p]) * inv)
+        h = G[a, j] + g * g
+        G[a, j] = h
+        W[a, j] += lr * g / np.sqrt(h if h > 0.0 else 1.0)
 
 
-@njit(cache=True)
-def oracle_update(oracle, W, b, G, Gb, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv, num, den):
-    """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc).
-
-    AdaGrad in three passes over the non-zeros: accumulate G and gather (numerator, G) into the
-    buffers ``num``/``den`` (length ≥ nnz); the steps num/√den in a contiguous loop (vectorised: exact
-    IEEE sqrt and division, so the same bits as one fused loop); scatter the steps into W."""
+@njit(cache=True, inline="always")
+def oracle_update(oracle, W, b, G, Gb, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv):
+    """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc):
+    AdaGrad (:func:`adagrad_row`, and the intercept) or NLMS."""
     if e == 0.0:
         return
     if oracle == ORACLE_ADAGRAD:
         for i in range(m):
             a = chosen[i]
-            for p in range(nnz):
-                j = idx[p]
-                g = e * ((values_[np.int64(codes[p])] if coded else val[p]) * inv)
-                gg = G[a, j] + g * g
-                G[a, j] = gg
-                num[p] = lr * g
-                den[p] = gg if gg > 0.0 else 1.0  # g underflowed to 0 on a fresh coordinate: step 0
-            adagrad_steps(num, den, nnz)
-            for p in range(nnz):
-                W[a, idx[p]] += num[p]
+            adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv)
             Gb[a] += e * e
             b[a] += lr * e / np.sqrt(Gb[a])
         return
@@ -331,8 +348,6 @@ def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets
     val = np.empty(d, np.float64)
     codes = np.zeros(0, np.uint8)
     v = np.empty(K)
-    num = np.empty(d)
-    den = np.empty(d)
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         inv = values(W, b, idx, val, codes, val, nnz, False, v)
@@ -340,13 +355,13 @@ def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets
         for j in range(m):
             pred += v[sets[i, j]]
         oracle_update(oracle, W, b, G, Gb, sets[i], m, feedback[i] - pred, lr, idx, val, codes, val, nnz, False,
-                      inv, num, den)
+                      inv)
         t[0] += 1
 
 
 @njit(cache=True, inline="always")
 def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, yi, m, kind, x, lr, rho0, rho1,
-                 u, off, u_feedback, v, pi, top, in_top, perm, chosen, num, den):
+                 u, off, u_feedback, v, pi, top, in_top, perm, chosen):
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
     feedback 1[y ∈ set] flipped with ``u_feedback``, oracle step."""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v)
@@ -359,8 +374,7 @@ def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, yi, 
         hit += chosen[j] == yi
         pred += v[chosen[j]]
     ft = flip(1 if hit > 0 else 0, u_feedback, rho0, rho1)
-    oracle_update(oracle, W, b, G, Gb, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv, num,
-                  den)
+    oracle_update(oracle, W, b, G, Gb, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
 
 
 @njit(cache=True)
@@ -384,8 +398,6 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
     in_top = np.zeros(K, np.int8)
     chosen = np.empty(m, np.int64)
     perm = np.empty(K, np.int64)
-    num = np.empty(d)
-    den = np.empty(d)
     nu = draws_per_round(m, K)
     record_set = set_miss.shape[0] > 0
     T = order.shape[0]
@@ -401,16 +413,16 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
             if sparse == CSR_CODED:
                 oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, yi, m,
                              kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
-                             chosen, num, den)
+                             chosen)
             else:
                 vl = data[lo:hi]
                 oracle_round(oracle, W, b, G, Gb, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, yi, m,
                              kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
-                             chosen, num, den)
+                             chosen)
         else:
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
             oracle_round(oracle, W, b, G, Gb, idx, val, _NO_CODES, val, nnz, False, yi, m, kind, x, lr, rho0, rho1,
-                         u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen, num, den)
+                         u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
         t[0] += 1
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:
