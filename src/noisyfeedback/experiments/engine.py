@@ -102,7 +102,18 @@ def _kind(name: str) -> TaskKind:
 
 
 def execute(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one task; return its row for the store (what every backend maps over)."""
+    """Run one task; return its row for the store (what every backend maps over).
+
+    BLAS runs on one thread inside a task: a multi-threaded BLAS sums in an order that depends on the
+    thread count, which flipped a teacher-flagging decision of dekel2009 between a resumed and an
+    uninterrupted ``reproduce all`` (tests/test_reproduce_all.py). Parallelism is across tasks."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _execute(task)
+
+
+def _execute(task: dict[str, Any]) -> dict[str, Any]:
     kind = task.get("kind")
     if kind is None:  # a config sweep task: its learner's kind, on its loaded data set
         from .tasks import run_task
