@@ -29,8 +29,8 @@ demo: $(STAMP)
 	$(VENV)/bin/noisyfeedback demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" $(NOJIT_TESTS)
+	$(PY) -m pytest -q -n auto --dist loadfile
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"

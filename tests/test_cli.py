@@ -19,7 +19,14 @@ SMALL = ["--dataset", "synsep", "--n-samples", "1000", "--rounds", "5000"]
 
 
 def invoke(*args):
-    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    # the console is made at import, before COLUMNS is set: give it the width here (under pytest-xdist the
+    # temporary paths are long and a narrow console folds the table headers)
+    width = cli.console.width
+    cli.console.width = 200
+    try:
+        return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    finally:
+        cli.console.width = width
 
 
 def assert_clean_error(result, *words):

@@ -444,7 +444,7 @@ def simulate(
             record = {"dataset": dataset, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
                       "n_classes": K, **record}
             atomic_write_text(save_trace, dumps(record, indent=1) + "\n")
-            console.print(f"trace written to {escape(str(save_trace))}")
+            console.print(f"trace written to {escape(str(save_trace))}", soft_wrap=True)
 
 
 def _short_repr(obj: Any) -> str:
@@ -687,7 +687,7 @@ def demo(
     for note in ctx.notes:
         console.print(f"[yellow]{escape(note)}[/]")
     console.print(f"Report written to [bold]{escape(str(path.resolve()))}[/] "
-                  f"(and index.md) in {time.perf_counter() - t0:.1f} s.")
+                  f"(and index.md) in {time.perf_counter() - t0:.1f} s.", soft_wrap=True)
 
 
 # ------------------------------------------------------------ experiments
@@ -709,7 +709,7 @@ def run(
             raise CLIError("give either --jobs or --scheduler, not both.")
         path = run_config(config, jobs=jobs, scheduler=scheduler, out=out, progress=True, data_dir=data_dir)
         console.print(results_table(path))
-    console.print(f"Results written to [bold]{escape(str(path))}[/]")
+    console.print(f"Results written to [bold]{escape(str(path))}[/]", soft_wrap=True)
 
 
 def results_table(path: Path) -> Table:
@@ -770,7 +770,7 @@ def reproduce(
             path = run_recipe(paper, quick=quick, data_dir=data_dir, out=out, jobs=jobs, progress=True)
         except RecipeError as exc:
             raise CLIError(str(exc)) from None
-    console.print(f"Report written to [bold]{escape(str(Path(path).resolve()))}[/]")
+    console.print(f"Report written to [bold]{escape(str(Path(path).resolve()))}[/]", soft_wrap=True)
 
 
 from .service.cli import register as _register_service  # noqa: E402  (serve, keys create, export-log)
