@@ -218,7 +218,9 @@ def run_peer(data: dict, noise: dict, peer: str, sim_seed: int, n_checkpoints: i
     if peer.startswith("padasip"):
         import padasip as pa
 
-        f = pa.filters.FilterRLS(n=d, mu=0.999) if "RLS" in peer else pa.filters.FilterNLMS(n=d, mu=0.5)
+        # w="zeros": padasip starts from random weights (numpy's global state) by default
+        f = pa.filters.FilterRLS(n=d, mu=0.999, w="zeros") if "RLS" in peer else \
+            pa.filters.FilterNLMS(n=d, mu=0.5, w="zeros")
         for t in range(n):
             pred[t] = f.predict(X[t])
             f.adapt(Y[t], X[t])
