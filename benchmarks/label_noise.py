@@ -84,6 +84,9 @@ def learners(C: np.ndarray, seed: int, params: dict | None = None) -> dict:
         # the class defaults (C = 1, no Cs search): what a user gets without the recommended grid
         "CorrectedLR_defaults": lambda: nf.CorrectedLogisticRegression(confusion=C),
         "CorrectedLR_est": lambda: nf.CorrectedLogisticRegression(confusion="estimate", seed=seed, **params),
+        # the estimate from the neighbours' noisy-label shares (for data a linear model does not fit: Letter)
+        "CorrectedLR_est_knn": lambda: nf.CorrectedLogisticRegression(confusion="estimate", proba_model="knn",
+                                                                      seed=seed, **params),
         "LogReg": lambda: LogisticRegression(max_iter=1000),
         "UMA": lambda: nf.UMA(confusion=C, max_iter=1000),
     }
@@ -112,7 +115,7 @@ def run_setting(name, kind, rho, seed, data_dir, only=None, params=None) -> list
         err = float(np.mean(m.predict(Xte) != yte))
         row = {"data": name, "kind": kind, "rho": rho, "seed": seed, "learner": lname, "error": err,
                "seconds": time.perf_counter() - t0}
-        if lname == "CorrectedLR_est":
+        if lname.startswith("CorrectedLR_est"):
             row["C_maxabs"] = float(np.abs(m.confusion_ - C).max())
             # the floor: the confusion of the REALISED noisy labels (what a perfect estimator could see)
             emp = np.zeros((K, K))
