@@ -194,6 +194,17 @@ RECOMMENDED = {
 }
 
 
+#: padasip's FilterRLS multiplies d×d matrices every round (R·xxᵀ·R, O(d³)): at the speech substitute's
+#: 1,024 taps that is 2 GFLOP a round, hours a seed, so it runs only where d is at most this
+PADASIP_RLS_MAX_D = 256
+
+
+def _peer_runs(peer: str, setting: dict) -> bool:
+    """Whether ``peer`` runs on ``setting`` (see PADASIP_RLS_MAX_D)."""
+    d = setting["report"][0][0].get("n_taps", 0) if setting["report"] else 0
+    return not ("FilterRLS" in peer and d > PADASIP_RLS_MAX_D)
+
+
 def run_recommend(engine, plan: dict, settings: list[dict]) -> dict:
     """Ours (untuned) and the installed peers on the report sequences of every Section 4.1 setting: the same
     data, noise and simulation seeds as the paper's variants. {(kind, setting, name): result}."""
@@ -209,7 +220,7 @@ def run_recommend(engine, plan: dict, settings: list[dict]) -> dict:
                     for s, (data, noise) in enumerate(report)]
             tasks.append({"op": "report", "key": ("recommend", st["setting"], name), "runs": runs,
                           "n_checkpoints": plan["n_checkpoints"]})
-        for peer in peers_available():
+        for peer in (p for p in peers_available() if _peer_runs(p, st)):
             runs = [{"seed": s, "data": data, "noise": noise, "sim_seed": s}
                     for s, (data, noise) in enumerate(report[:int(plan.get("recommend_peer_seeds", len(report)))])]
             tasks.append({"op": "peer", "key": ("peer", st["setting"], peer), "peer": peer, "runs": runs,

@@ -285,6 +285,7 @@ def recommend_section(results: dict, plan: dict):
     from ....report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_KNOWN_RATIO, recommend_bottom_lines, recommend_claims, recommend_rows
+    from .plans import PADASIP_RLS_MAX_D
     from .tasks import PEERS, peers_available
 
     rows = recommend_rows(results)
@@ -306,7 +307,11 @@ def recommend_section(results: dict, plan: dict):
                f"target, on the first {plan.get('recommend_peer_seeds')} seeds)" if peers_available() else "")
             + (f"; not installed here: {', '.join(missing)} (optional extra `bench`)" if missing else "") + ".",
             f"The speech substitute runs on its first {plan.get('recommend_speech_seeds')} seeds (WeightedRLS "
-            "costs O(d²) a round); every comparison is on the seeds ours ran.",
+            "costs O(d²) a round); every comparison is on the seeds ours ran."
+            + (f" padasip's `FilterRLS` does not run there ({plan['speech']['n_taps']:,} taps): it multiplies "
+               "d×d matrices every round (O(d³), 2 GFLOP a round at 1,024 taps, hours a seed)."
+               if plan["speech"]["n_taps"] > PADASIP_RLS_MAX_D and "padasip FilterRLS(mu=0.999)" in
+               peers_available() else ""),
             f"Our claims: WeightedRLS (known variance) ≤ {RECOMMEND_KNOWN_RATIO:g}× the best tuned ORS (known "
             "variance), and with unknown variance below ORS's unknown-variance rules, at every setting "
             "(issue #16, acceptance 3; the issue asks it of the synthetic stream and channel equalization, the "
