@@ -53,8 +53,11 @@ def label_noise_plan(C: np.ndarray, seed: int = 0) -> dict[str, Callable[[], Any
     try:
         from cleanlab.classification import CleanLearning
 
+        # n_jobs=1: cleanlab's own process pool reads globals its parent set, which a pool started inside an
+        # engine worker (-j 2) does not have (NameError 'pred_probs_by_class'); the same labels either way
         plan["cleanlab CleanLearning(LogisticRegression())"] = \
-            lambda: CleanLearning(LogisticRegression(max_iter=1000), seed=seed)
+            lambda: CleanLearning(LogisticRegression(max_iter=1000), seed=seed,
+                                  find_label_issues_kwargs={"n_jobs": 1})
     except ImportError:  # the bench extra
         pass
     return plan
