@@ -175,6 +175,7 @@ def sparse_rows(rounds: int) -> list[dict]:
         K = int(y.max()) + 1
         t = time_ours(lambda: nf.RCNBF(K, gamma=0.05, rho0=0.2, rho1=0.4, seed=0), X, y,
                       nf.feedback.NoisyBandit(0.2, 0.4), rounds)
+        tq = time_ours(lambda: nf.SquareCB(K, seed=0), X, y, nf.feedback.NoisyBandit(0.2, 0.4), rounds)
         tp = time_ours(lambda: nf.Perceptron(K), X, y, nf.feedback.FullLabel(), n)
         rate_sk, err_sk = peers.sklearn_perceptron_epoch(X, y)
         nnz = X.nnz / n  # the mean, after duplicates were dropped
@@ -183,6 +184,9 @@ def sparse_rows(rounds: int) -> list[dict]:
                                  f"({100 * nnz / d:.2g} %)",
                      "ours": t.rounds_per_second, "ours_err": t.error_rate,
                      "detail": f"{ns_nnz:.1f} ns per non-zero; {t.n_rounds:,} rounds"})
+        rows.append({"workload": f"sparse CSR, SquareCB (0.2, 0.4), defaults: d = {d:,}, {nnz:.0f} non-zeros a row",
+                     "ours": tq.rounds_per_second, "ours_err": tq.error_rate,
+                     "detail": f"{1e9 / (tq.rounds_per_second * nnz):.1f} ns per non-zero; {tq.n_rounds:,} rounds"})
         rows.append({"workload": f"sparse CSR, Perceptron one pass: d = {d:,}, {nnz:.0f} non-zeros a row",
                      "ours": tp.rounds_per_second, "ours_err": tp.error_rate, "peer": "scikit-learn Perceptron.fit",
                      "peer_rate": rate_sk, "peer_err": err_sk,

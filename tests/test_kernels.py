@@ -76,15 +76,20 @@ def test_row_scores_match_matrix_product(rng):
     np.testing.assert_allclose(out, X @ W.T, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
-@pytest.mark.parametrize("K", [1, 2, 3, 9, 10, 16, 17, 26])
+@pytest.mark.parametrize("K", [1, 2, 3, 4, 5, 7, 9, 10, 16, 17, 26])
 @pytest.mark.parametrize("index_type", [np.int64, np.int32])
-def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type):
-    """The generated fixed-K kernels (K in REGISTER_K) do the same sums in the same order as the
-    loop over s: equal bits on real-valued data, also for an empty row and a single non-zero."""
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type, order):
+    """The generated fixed-K kernels (K in REGISTER_K; compiled: 4-wide lanes when W is column-major,
+    K mod 4 classes in a narrower one) do the same sums in the same order as the loop over s: equal bits
+    on real-valued data, also for an empty row, a single non-zero and the last feature (a 4-wide load
+    there must not read past W)."""
     d = 40
-    W = np.asfortranarray(rng.normal(size=(K, d)) * 10.0 ** rng.integers(-8, 8, size=(K, d)))
+    W = np.asarray(rng.normal(size=(K, d)) * 10.0 ** rng.integers(-8, 8, size=(K, d)), order=order)
     for nnz in (0, 1, 7, d):
         idx = np.sort(rng.choice(d, size=nnz, replace=False)).astype(index_type)
+        if nnz == 1:
+            idx[0] = d - 1
         val = rng.normal(size=nnz) * 10.0 ** rng.integers(-5, 5, size=nnz)
         fast, slow = np.full(K, np.nan), np.full(K, np.nan)
         row_scores(W, idx, val, nnz, fast)
