@@ -9,6 +9,7 @@ rounds it would cost 6 configurations x 10 minutes a setting.
 
     python benchmarks/vw_long.py --data-dir ../shared/data --from benchmarks/RECOMMEND_1M.md \\
         --datasets mnist --out benchmarks/results/vw_long_mnist.csv
+    python benchmarks/vw_long.py --render benchmarks/results/vw_long_*.csv
 """
 
 from __future__ import annotations
@@ -54,14 +55,35 @@ def vw_picks(table: str) -> list[dict]:
     return picks
 
 
+def render(paths: list[str]) -> str:
+    """A Markdown table of the rows of one or more output CSVs."""
+    lines = ["| dataset | (ρ0, ρ1) | rounds | SquareCB (defaults) | VW mode, flags (chosen at 50k) | VW at 50k | "
+             "VW | SquareCB / VW | VW rounds/s |", "|---|---|---|---|---|---|---|---|---|"]
+    for path in paths:
+        with open(path, newline="") as fh:
+            for r in csv.DictReader(fh):
+                ours, vw = float(r["squarecb"]), float(r["vw"])
+                lines.append(f"| {r['dataset']} | ({float(r['rho0']):g}, {float(r['rho1']):g}) | "
+                             f"{int(r['rounds']):,} | {ours:.3f} | {r['vw_mode']} `{r['vw_flags']}` | "
+                             f"{float(r['vw_short_err']):.3f} | {vw:.3f} | {ours / vw:.2f} | "
+                             f"{float(r['vw_rounds_per_s']) / 1e3:.1f}k |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
     ap.add_argument("--from", dest="table", default=str(HERE / "RECOMMEND_1M.md"))
     ap.add_argument("--rounds", type=int, default=1_000_000)
     ap.add_argument("--datasets", default="mnist,fashion_mnist")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the CSV to write")
+    ap.add_argument("--render", nargs="+", metavar="CSV", help="print the Markdown table of these CSVs and stop")
     args = ap.parse_args(argv)
+    if args.render:
+        print(render(args.render), end="")
+        return 0
+    if not args.out:
+        ap.error("--out is required to run")
     picks = [p for p in vw_picks(Path(args.table).read_text()) if p["dataset"] in args.datasets.split(",")]
     fields = ["dataset", "rho0", "rho1", "rounds", "squarecb", "vw_mode", "vw_flags", "vw_short_err", "vw",
               "vw_rounds_per_s", "vw_seconds"]
