@@ -80,10 +80,9 @@ def test_row_scores_match_matrix_product(rng):
 @pytest.mark.parametrize("index_type", [np.int64, np.int32])
 @pytest.mark.parametrize("order", ["F", "C"])
 def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type, order):
-    """The generated fixed-K kernels (K in REGISTER_K; compiled: 4-wide lanes when W is column-major,
-    K mod 4 classes in a narrower one) do the same sums in the same order as the loop over s: equal bits
-    on real-valued data, also for an empty row, a single non-zero and the last feature (a 4-wide load
-    there must not read past W)."""
+    """The generated fixed-K kernels (K in REGISTER_K) do the same sums in the same order as the
+    loop over s, for column-major and row-major W: equal bits on real-valued data, also for an empty
+    row and a single non-zero (the last feature)."""
     d = 40
     W = np.asarray(rng.normal(size=(K, d)) * 10.0 ** rng.integers(-8, 8, size=(K, d)), order=order)
     for nnz in (0, 1, 7, d):
