@@ -9,7 +9,8 @@ import scipy.sparse as sp
 import noisyfeedback as nf
 import reference as ref
 from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, POLICY_EPSILON, POLICY_IGW,
-                                          label_order, oracle_simulate, policy, set_probability, systematic_sample)
+                                          label_order, oracle_simulate, policy, row_sqnorms, set_probability,
+                                          systematic_sample)
 from noisyfeedback.learners._linear import kernel_view
 from test_simulate import python_loop
 from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
@@ -40,8 +41,13 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
     b, G, Gb, t = np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K), np.zeros(1, np.int64)
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
     Xk = sp.csr_matrix(X) if sparse else X
+    row_sq = np.zeros(0)  # computed each round
+    if sparse:  # the per-row cache simulate keeps with in-place rows
+        row_sq = np.empty(X.shape[0])
+        row_sqnorms(*kernel_view(Xk), row_sq)
+        np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
-                    rho0, rho1, u_l, u_f, mistakes, miss)
+                    rho0, rho1, u_l, u_f, mistakes, miss, row_sq)
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     for s, i in enumerate(order):
         x_t = explore if kind == "epsilon" else explore * np.sqrt(s + 1.0)

@@ -73,6 +73,9 @@ class CodedRows:
                  values: np.ndarray):
         self.shape = (int(shape[0]), int(shape[1]))
         self.indptr, self.indices, self.codes, self.values = indptr, indices, codes, values
+        #: per-row arrays that a learner derives from the rows once and reuses over the rounds of
+        #: simulate (e.g. the oracle learners' squared norms); they live as long as the rows
+        self.derived: dict[str, np.ndarray] = {}
 
     @property
     def nnz(self) -> int:

@@ -37,6 +37,9 @@ from .channels import flip
 # (a call passes every array as a struct of its pointer, shape and strides).
 from .linear import PREFETCH_AHEAD, argmax_first, adagrad4, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
 
+_NO_CODES = np.zeros(0, np.uint8)
+_NO_VALUES = np.zeros(0, np.float64)
+
 POLICY_EPSILON = 0
 POLICY_IGW = 1
 ORACLE_ADAGRAD = 0
@@ -213,16 +216,31 @@ def row_sqnorm(val, codes, values_, nnz, coded):
     return (s0 + s1) + (s2 + s3)
 
 
+@njit(cache=True)
+def row_sqnorms(Xd, indptr, indices, data, sparse, out):
+    """out[i] = ‖x_i‖² of every row of CSR or coded rows (sparse != DENSE), by :func:`row_sqnorm`: the
+    numbers a round computes, bit for bit. simulate keeps them with the rows (a row is visited many times)."""
+    for i in range(out.shape[0]):
+        lo = indptr[i]
+        hi = indptr[i + 1]
+        if sparse == CSR_CODED:
+            out[i] = row_sqnorm(_NO_VALUES, data[lo:hi], Xd[0], hi - lo, True)
+        else:
+            out[i] = row_sqnorm(data[lo:hi], _NO_CODES, data[lo:hi], hi - lo, False)
+
+
 @njit(cache=True, inline="always")
-def values(W, b, idx, val, codes, values_, nnz, coded, v):
+def values(W, b, idx, val, codes, values_, nnz, coded, v, sq):
     """v = W x̂ + b, x̂ = x/‖x‖ (x = 0: x̂ = 0), for a row given by its non-zeros (coded: x_j = values_[codes[p]]).
+    ``sq`` = ‖x‖² when known (simulate's per-row cache, :func:`row_sqnorms`), else negative: computed here.
     Returns 1/‖x‖ (1 for x = 0). The oracle sees unit-norm rows: its step sizes do not depend on the scale
     of the features (pixels in [0, 1] or [0, 255], rows normalised or not: the same learner)."""
     if coded:
         row_scores_coded(W, idx, codes, values_, nnz, v)
     else:
         row_scores(W, idx, val, nnz, v)
-    sq = row_sqnorm(val, codes, values_, nnz, coded)
+    if sq < 0.0:
+        sq = row_sqnorm(val, codes, values_, nnz, coded)
     inv = 1.0 / np.sqrt(sq) if sq > 0.0 else 1.0
     for k in range(v.shape[0]):
         v[k] = v[k] * inv + b[k]
@@ -299,7 +317,6 @@ def explore_at(kind, explore, gamma_exponent, t):
     return explore * (t + 1.0) ** gamma_exponent
 
 
-_NO_CODES = np.zeros(0, np.uint8)
 
 
 @njit(cache=True)
@@ -320,7 +337,7 @@ def oracle_act(W, b, Xd, indptr, indices, data, sparse, m, kind, explore, gamma_
     x = explore_at(kind, explore, gamma_exponent, t)
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        values(W, b, idx, val, codes, val, nnz, False, v)
+        values(W, b, idx, val, codes, val, nnz, False, v, -1.0)
         policy(v, m, kind, x, top, in_top, pis[i])
         label_order(u, i * nu, m, K, perm)
         systematic_sample(pis[i], m, u[i * nu], perm, sets[i])
@@ -336,7 +353,7 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
     codes = np.zeros(0, np.uint8)
     for i in range(out.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        values(W, b, idx, val, codes, val, nnz, False, out[i])
+        values(W, b, idx, val, codes, val, nnz, False, out[i], -1.0)
 
 
 @njit(cache=True)
@@ -350,7 +367,7 @@ def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets
     v = np.empty(K)
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        inv = values(W, b, idx, val, codes, val, nnz, False, v)
+        inv = values(W, b, idx, val, codes, val, nnz, False, v, -1.0)
         pred = 0.0
         for j in range(m):
             pred += v[sets[i, j]]
@@ -360,11 +377,11 @@ def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets
 
 
 @njit(cache=True, inline="always")
-def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, yi, m, kind, x, lr, rho0, rho1,
+def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rho0, rho1,
                  u, off, u_feedback, v, pi, top, in_top, perm, chosen):
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
     feedback 1[y ∈ set] flipped with ``u_feedback``, oracle step."""
-    inv = values(W, b, idx, val, codes, values_, nnz, coded, v)
+    inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
     policy(v, m, kind, x, top, in_top, pi)
     label_order(u, off, m, v.shape[0], perm)
     systematic_sample(pi, m, u[off], perm, chosen)
@@ -379,10 +396,11 @@ def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, yi, 
 
 @njit(cache=True)
 def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
-                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss):
+                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq):
     """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1: ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
-    1[y ∉ Ŷ] (when sized).
+    1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (:func:`row_sqnorms`, in-place rows only), or
+    empty: computed each round.
 
     Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 and coded rows are read in place,
     other forms copied into buffers; the same arithmetic in the same order either way.
@@ -400,6 +418,7 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
     perm = np.empty(K, np.int64)
     nu = draws_per_round(m, K)
     record_set = set_miss.shape[0] > 0
+    known_sq = inplace and row_sq.shape[0] > 0
     T = order.shape[0]
     for s in range(T):
         i = order[s]
@@ -410,19 +429,20 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
         if inplace:
             lo = indptr[i]
             hi = indptr[i + 1]
+            sq = row_sq[i] if known_sq else -1.0
             if sparse == CSR_CODED:
-                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, yi, m,
+                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq, yi, m,
                              kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
                              chosen)
             else:
                 vl = data[lo:hi]
-                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, yi, m,
+                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq, yi, m,
                              kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
                              chosen)
         else:
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-            oracle_round(oracle, W, b, G, Gb, idx, val, _NO_CODES, val, nnz, False, yi, m, kind, x, lr, rho0, rho1,
-                         u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
+            oracle_round(oracle, W, b, G, Gb, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x, lr, rho0,
+                         rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
         t[0] += 1
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:

@@ -21,11 +21,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, Options
 from ...feedback import CODE_BANDIT, CODE_DILUTED
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, oracle_act, oracle_learn, oracle_simulate,
-                               oracle_values_rows)
+                               oracle_values_rows, row_sqnorms)
 from .._linear import LinearClassifier, LoggedLearning, kernel_view
 from ..diluted._sets import SetPredictor
 
@@ -212,4 +213,21 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         explore, expo = self._explore()
         oracle, W, b, G, Gb, t = self._state()
         oracle_simulate(oracle, W, b, G, Gb, t, *kernel_view(X), y, order, m, self._policy, explore, expo,
-                        float(self.learning_rate), rho0, rho1, u_learner, u_feedback, mistakes, set_miss)
+                        float(self.learning_rate), rho0, rho1, u_learner, u_feedback, mistakes, set_miss,
+                        _row_sqnorms(X))
+
+
+def _row_sqnorms(X) -> np.ndarray:
+    """Every row's ‖x‖² for coded rows (the form simulate gives a mostly-zero X it visits many times),
+    computed on first use and kept with them; else empty (the kernel computes them each round)."""
+    if not isinstance(X, CodedRows):
+        return _NO_SQNORMS
+    sq = X.derived.get("sqnorms")
+    if sq is None:
+        sq = np.empty(X.shape[0])
+        row_sqnorms(*kernel_view(X), sq)
+        X.derived["sqnorms"] = sq
+    return sq
+
+
+_NO_SQNORMS = np.zeros(0)
