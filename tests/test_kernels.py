@@ -77,7 +77,7 @@ def test_row_scores_match_matrix_product(rng):
 
 
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 5, 7, 9, 10, 16, 17, 26])
-@pytest.mark.parametrize("index_type", [np.int64, np.int32])
+@pytest.mark.parametrize("index_type", [np.int64, np.int32, np.uint16])  # uint16: coded rows
 @pytest.mark.parametrize("order", ["F", "C"])
 def test_row_scores_registers_equal_running_sums_bit_for_bit(rng, K, index_type, order):
     """The generated fixed-K kernels (K in REGISTER_K) do the same sums in the same order as the
