@@ -369,7 +369,9 @@ def systematic_sample(pi: np.ndarray, m: int, u: float, perm) -> list[int]:
 def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback, rho0=0.0, rho1=0.0,
                 oracle="adagrad"):
     """One round: values v = Wx + b, policy, draw, flipped feedback 1[y ∈ S], square-loss step on
-    Σ_{a∈S} v_a. Returns (W, b, G, Gb, ŷ, S, f̃). ``sets_fn`` unused (kept for symmetry)."""
+    Σ_{a∈S} v_a. Returns (W, b, G, Gb, ŷ, S, f̃). ``sets_fn`` unused (kept for symmetry).
+    ``oracle="ridge"`` (m = 1): G is the (K, d+1, d+1) stack of inverses P_a; the step is
+    Sherman–Morrison on z = (x, 1): u = P_a z, s = 1 + z·u, w_a += e·u/s, P_a −= u uᵀ/s."""
     W, b, G, Gb = W.copy(), b.copy(), G.copy(), Gb.copy()
     K = W.shape[0]
     norm = np.sqrt(x @ x)
@@ -380,7 +382,15 @@ def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback
     S = systematic_sample(pi, m, us[0], label_order(us, m, K))
     ft = flip(int(y in S), u_feedback, rho0, rho1)
     e = ft - v[S].sum()
-    if e != 0.0:
+    if oracle == "ridge":
+        for a in S:
+            z = np.append(x, 1.0)
+            u = G[a] @ z
+            s = 1.0 + z @ u
+            W[a] += e * u[:-1] / s
+            b[a] += e * u[-1] / s
+            G[a] -= np.outer(u, u) / s
+    elif e != 0.0:
         if oracle == "adagrad":
             for a in S:
                 g = e * x

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 import noisyfeedback as nf
 import reference as ref
-from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, POLICY_EPSILON, POLICY_IGW,
+from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, POLICY_EPSILON,
+                                          POLICY_IGW,
                                           label_order, oracle_simulate, policy, row_sqnorms, set_probability,
                                           systematic_sample)
 from noisyfeedback.learners._linear import kernel_view
@@ -16,7 +17,7 @@ from test_simulate import python_loop
 from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
 
 KINDS = {"epsilon": POLICY_EPSILON, "igw": POLICY_IGW}
-ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED}
+ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
 
 
 def _problem(rng, n=40, d=7, K=5):
@@ -28,7 +29,8 @@ def _problem(rng, n=40, d=7, K=5):
 
 @pytest.mark.parametrize("kind,oracle,m,sparse", [
     ("epsilon", "adagrad", 1, False), ("igw", "adagrad", 1, True), ("igw", "normalized", 1, False),
-    ("epsilon", "normalized", 2, True), ("igw", "adagrad", 3, False), ("epsilon", "adagrad", 2, False)])
+    ("epsilon", "normalized", 2, True), ("igw", "adagrad", 3, False), ("epsilon", "adagrad", 2, False),
+    ("igw", "ridge", 1, False), ("epsilon", "ridge", 1, True)])
 def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
     K = 5
     X, y = _problem(rng, K=K)
@@ -39,6 +41,8 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
     explore, expo, lr, rho0, rho1 = (0.3, 0.0, 0.2, 0.1, 0.2) if kind == "epsilon" else (5.0, 0.5, 0.2, 0.1, 0.2)
     W = np.zeros((K, X.shape[1]), order="F")
     b, G, Gb, t = np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K), np.zeros(1, np.int64)
+    lam = 0.5
+    P = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0) if oracle == "ridge" else np.zeros((K, 0, 0))
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
     Xk = sp.csr_matrix(X) if sparse else X
     row_sq = np.zeros(0)  # computed each round
@@ -46,9 +50,11 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         row_sq = np.empty(X.shape[0])
         row_sqnorms(*kernel_view(Xk), row_sq)
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
-    oracle_simulate(ORACLES[oracle], W, b, G, Gb, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
+    oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
                     rho0, rho1, u_l, u_f, mistakes, miss, row_sq)
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
+    if oracle == "ridge":  # the reference carries the inverses in G
+        Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)
     for s, i in enumerate(order):
         x_t = explore if kind == "epsilon" else explore * np.sqrt(s + 1.0)
         nx = np.linalg.norm(X[i])
@@ -58,7 +64,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
                                                       u_l[s * nu:(s + 1) * nu], u_f[s], rho0, rho1, oracle)
         assert mistakes[s] == int(yhat != y[i]) and miss[s] == float(y[i] not in top)
     assert t[0] == T and np.abs(Wr).sum() > 0
-    for got, want in ((W, Wr), (b, br), (G, Gr), (Gb, Gbr)):
+    for got, want in ((W, Wr), (b, br), (P if oracle == "ridge" else G, Gr), (Gb, Gbr)):
         np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
@@ -242,3 +248,85 @@ def test_class_dependent_flips_break_the_ranking():
     assert label == 0 and v[0] > v[1]  # class-independent: right
     label, v = run([0.0, 0.5], 0.0)
     assert label == 1 and v[1] > v[0] + 0.05  # class-dependent: wrong
+
+
+# ----------------------------------------------------------------------------- the ridge oracle (m = 1)
+def _ridge_solution(Z, f, lam):
+    """Batch ridge on z = (x/‖x‖, 1): (λI + Σ z zᵀ)⁻¹ Σ f z, as (weights, intercept)."""
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    Zh = np.hstack([Z / np.where(norms > 0, norms, 1.0), np.ones((Z.shape[0], 1))])
+    w = np.linalg.solve(lam * np.eye(Zh.shape[1]) + Zh.T @ Zh, Zh.T @ f)
+    return w[:-1], w[-1]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_ridge_oracle_is_the_batch_ridge_solution_after_every_round(rng, sparse):
+    K, n, d, lam = 3, 60, 5, 0.7
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.7)
+    X[4] = 0.0  # an empty row: z = (0, 1), only the intercept moves
+    actions, feedback = rng.integers(0, K, n), rng.integers(0, 2, n)
+    learner = nf.SquareCB(K, oracle="ridge", lam=lam, seed=0)
+    for t in range(n):
+        x = sp.csr_matrix(X[t:t + 1]) if sparse else X[t:t + 1]
+        learner.learn(x, actions[t:t + 1], feedback[t:t + 1], np.full(1, 1.0 / K))
+        for a in range(K):
+            seen = actions[:t + 1] == a
+            w, b0 = _ridge_solution(X[:t + 1][seen], feedback[:t + 1][seen].astype(float), lam)
+            np.testing.assert_allclose(learner.W_[a], w, rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(learner.intercept_[a], b0, rtol=1e-8, atol=1e-10)
+    P = learner.ridge_inverse_
+    np.testing.assert_array_equal(P, np.swapaxes(P, 1, 2))  # exactly symmetric
+
+
+def test_ridge_simulate_equals_python_loop_bit_for_bit():
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(80, 6)).astype(float) * (rng.random((80, 6)) < 0.4)  # coded rows in simulate
+    y = rng.integers(0, 4, size=80)
+    make = lambda: nf.SquareCB(4, oracle="ridge", lam=2.0, seed=3)  # noqa: E731
+    channel = nf.feedback.NoisyBandit(0.2, 0.1)
+    learner, ref_learner = make(), make()
+    trace = nf.simulate(learner, X, y, channel, n_rounds=400, seed=7)
+    mistakes = python_loop(ref_learner, X, y, channel, 400, seed=7)
+    assert trace.mistakes == int(mistakes.sum())
+    for name in ("W_", "intercept_", "ridge_inverse_", "n_updates_"):
+        np.testing.assert_array_equal(getattr(learner, name), getattr(ref_learner, name))
+
+
+def test_ridge_oracle_learns_where_adagrad_is_slow():
+    """A small-d linear problem under flips: ridge far below chance (3/4), and below the AdaGrad oracle."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 8))
+    y = np.argmax(X @ rng.normal(size=(8, 4)), axis=1)
+    ch = nf.feedback.NoisyBandit(0.2, 0.2)
+    ridge = nf.simulate(nf.SquareCB(4, oracle="ridge", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
+    adagrad = nf.simulate(nf.SquareCB(4, seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
+    assert ridge < 0.3 and ridge < adagrad, (ridge, adagrad)
+
+
+def test_ridge_oracle_parameters_and_state_checks(tmp_path):
+    with pytest.raises(ValueError, match="'oracle' parameter of SquareCB"):
+        nf.SquareCB(5, m=2, oracle="ridge").act(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="'lam' parameter of EpsilonGreedy"):
+        nf.EpsilonGreedy(5, oracle="ridge", lam=0.0).act(np.ones((1, 3)))
+    X, y = _problem(np.random.default_rng(1))
+    learner = nf.SquareCB(5, oracle="ridge", seed=0)
+    nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=200, seed=0)
+    assert learner.ridge_inverse_.shape == (5, X.shape[1] + 1, X.shape[1] + 1)
+    learner.save(tmp_path / "ridge.npz")
+    back = nf.load(tmp_path / "ridge.npz")
+    np.testing.assert_array_equal(back.ridge_inverse_, learner.ridge_inverse_)
+    np.testing.assert_array_equal(back.predict(X), learner.predict(X))
+    # a file whose inverses do not match d + 1 would let the kernel read past them: refused
+    from noisyfeedback._state import check_learned_state
+    params = learner.get_params()
+    good = {"ridge_inverse_": learner.ridge_inverse_, "W_": learner.W_}  # the sum is checked after W_ binds d
+    check_learned_state(nf.SquareCB, params, good, {})
+    for bad in (learner.ridge_inverse_[:, :-1, :-1], np.zeros((5, X.shape[1] + 2, X.shape[1] + 2))):
+        with pytest.raises(ValueError, match="ridge_inverse_"):
+            check_learned_state(nf.SquareCB, params, {"W_": learner.W_, "ridge_inverse_": bad}, {})
+    with pytest.raises(ValueError, match="not bound"):
+        check_learned_state(nf.SquareCB, params, {"ridge_inverse_": learner.ridge_inverse_}, {})
+    # switching the oracle after fitting: ridge restarts from I/λ, other oracles keep an empty stack
+    learner.set_params(oracle="adagrad")
+    nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=50, seed=1)
+    assert learner.ridge_inverse_.shape == (5, 0, 0)

@@ -10,7 +10,8 @@ Every learner class declares, next to ``_parameter_constraints``, the learned at
 
 A dimension is an int, the name of an int parameter (or of an already checked learned int
 scalar), a product of those (``"n_classes*d"``), or a free symbol (``"d"``) that must be the
-same in every array that uses it. ``shape`` may also be a function of the parameters returning
+same in every array that uses it; a sum (``"d+1"``) is of bound terms only (arrays are checked
+in the order of the declaration, so a symbol is bound by an earlier array). ``shape`` may also be a function of the parameters returning
 such a tuple (``lambda p: ("n_classes", "d") if p["diagonal"] else ...``). ``None`` is any
 length. ``save`` refuses an attribute that is not declared, so a new learner that forgets its
 declaration fails the shared check suite's save/load round trip.
@@ -84,6 +85,23 @@ def _dim(expr: Any, env: dict[str, Any], symbols: dict[str, int], n: int, what: 
         if n != expr:
             raise ValueError(f"{what}: has length {n}, must be {expr}")
         return
+    if "+" in str(expr):  # a sum of bound terms: every symbol already bound
+        total = 0
+        for part in str(expr).split("+"):
+            value = 1
+            for t in (t.strip() for t in part.split("*")):
+                if t.isdigit():
+                    value *= int(t)
+                elif t in env and isinstance(env[t], numbers.Integral) and not isinstance(env[t], bool):
+                    value *= int(env[t])
+                elif t in symbols:
+                    value *= symbols[t]
+                else:
+                    raise ValueError(f"{what}: {t!r} in {expr!r} is not bound by an earlier array")
+            total += value
+        if n != total:
+            raise ValueError(f"{what}: has length {n}, must be {expr} = {total}")
+        return
     terms = [t.strip() for t in str(expr).split("*")]
     value = 1
     free = None
@@ -129,7 +147,8 @@ def check_learned_state(cls: type, params: dict[str, Any], arrays: dict[str, np.
             raise ValueError(str(e).replace("parameter", "learned attribute", 1)) from None
         env[name] = value
     symbols: dict[str, int] = {}
-    for name, arr in arrays.items():
+    for name in sorted(arrays, key=list(spec).index):  # declaration order: symbols bound before sums use them
+        arr = arrays[name]
         decl = spec[name]
         if not isinstance(decl, Array):
             raise ValueError(f"{owner}.{name} must be a scalar; got an array.")

@@ -25,6 +25,9 @@ set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S 
 
 - ORACLE_ADAGRAD: per coordinate, G += g², w −= lr·g/√G (only the non-zeros of x and the m rows of S).
 - ORACLE_NORMALIZED: W[a] += lr·e·x̂ / (m·(‖x̂‖² + 1)), b[a] += the same coefficient (NLMS).
+- ORACLE_RIDGE (m = 1): recursive least squares of label a on z = (x̂, 1) (ridge λ: P_a starts at
+  I/λ), by Sherman–Morrison: u = P_a z, w_a += u·e/(1 + zᵀu), P_a −= u uᵀ/(1 + zᵀu). After every
+  round (w_a, b_a) is the ridge solution (λI + Σ z zᵀ)⁻¹ Σ f̃ z over label a's rounds; O(d²) a round.
 """
 
 import numpy as np
@@ -44,6 +47,7 @@ POLICY_EPSILON = 0
 POLICY_IGW = 1
 ORACLE_ADAGRAD = 0
 ORACLE_NORMALIZED = 1
+ORACLE_RIDGE = 2
 
 
 @njit(cache=True)
@@ -285,9 +289,43 @@ def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
 
 
 @njit(cache=True, inline="always")
-def oracle_update(oracle, W, b, G, Gb, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv):
+def ridge_row(W, b, P, u, a, e, idx, val, codes, values_, nnz, coded, inv):
+    """Recursive least squares of label a on z = (x̂, 1), x̂ = x·inv, with residual e = f̃ − (W[a]·x̂ + b[a]):
+    u = P_a z = P_a[d] + Σ_p x̂_p·P_a[j_p] (P_a symmetric: rows for columns), s = 1 + zᵀu
+    = 1 + (u_d + Σ_p x̂_p·u_{j_p}), W[a] += (e/s)·u[:d], b[a] += (e/s)·u_d, P_a[i, l] −= (u_i·u_l)/s (the
+    product in that order on both sides of the diagonal: P_a stays exactly symmetric)."""
+    D = P.shape[1]
+    d = D - 1
+    for i in range(D):
+        u[i] = P[a, d, i]
+    for p in range(nnz):
+        j = idx[p]
+        xj = (values_[np.int64(codes[p])] if coded else val[p]) * inv
+        for i in range(D):
+            u[i] += xj * P[a, j, i]
+    zu = u[d]
+    for p in range(nnz):
+        zu += ((values_[np.int64(codes[p])] if coded else val[p]) * inv) * u[idx[p]]
+    s = 1.0 + zu
+    g = e / s
+    for i in range(d):
+        W[a, i] += g * u[i]
+    b[a] += g * u[d]
+    for i in range(D):
+        ui = u[i]
+        for l in range(D):
+            P[a, i, l] -= (ui * u[l]) / s
+
+
+@njit(cache=True, inline="always")
+def oracle_update(oracle, W, b, G, Gb, P, u, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv):
     """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc):
-    AdaGrad (:func:`adagrad_row`, and the intercept) or NLMS."""
+    AdaGrad (:func:`adagrad_row`, and the intercept), NLMS, or recursive least squares (:func:`ridge_row`,
+    m = 1: the learner refuses it for sets). The ridge step also runs on e = 0 (it updates P)."""
+    if oracle == ORACLE_RIDGE:
+        for i in range(m):
+            ridge_row(W, b, P, u, chosen[i], e, idx, val, codes, values_, nnz, coded, inv)
+        return
     if e == 0.0:
         return
     if oracle == ORACLE_ADAGRAD:
@@ -357,7 +395,7 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
 
 
 @njit(cache=True)
-def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets, feedback, lr):
+def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr):
     """Update from logged rows in order (set, 0/1 feedback); t[0] counts the updates."""
     K, d = W.shape
     m = sets.shape[1]
@@ -365,20 +403,21 @@ def oracle_learn(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, sets
     val = np.empty(d, np.float64)
     codes = np.zeros(0, np.uint8)
     v = np.empty(K)
+    u = np.empty(P.shape[1])
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         inv = values(W, b, idx, val, codes, val, nnz, False, v, -1.0)
         pred = 0.0
         for j in range(m):
             pred += v[sets[i, j]]
-        oracle_update(oracle, W, b, G, Gb, sets[i], m, feedback[i] - pred, lr, idx, val, codes, val, nnz, False,
-                      inv)
+        oracle_update(oracle, W, b, G, Gb, P, u, sets[i], m, feedback[i] - pred, lr, idx, val, codes, val, nnz,
+                      False, inv)
         t[0] += 1
 
 
 @njit(cache=True, inline="always")
-def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rho0, rho1,
-                 u, off, u_feedback, v, pi, top, in_top, perm, chosen):
+def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rho0,
+                 rho1, u, off, u_feedback, v, pi, top, in_top, perm, chosen):
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
     feedback 1[y ∈ set] flipped with ``u_feedback``, oracle step."""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
@@ -391,11 +430,11 @@ def oracle_round(oracle, W, b, G, Gb, idx, val, codes, values_, nnz, coded, sq, 
         hit += chosen[j] == yi
         pred += v[chosen[j]]
     ft = flip(1 if hit > 0 else 0, u_feedback, rho0, rho1)
-    oracle_update(oracle, W, b, G, Gb, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
+    oracle_update(oracle, W, b, G, Gb, P, pz, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
 
 
 @njit(cache=True)
-def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
+def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
                     gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq):
     """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1: ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
@@ -416,6 +455,7 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
     in_top = np.zeros(K, np.int8)
     chosen = np.empty(m, np.int64)
     perm = np.empty(K, np.int64)
+    pz = np.empty(P.shape[1])
     nu = draws_per_round(m, K)
     record_set = set_miss.shape[0] > 0
     known_sq = inplace and row_sq.shape[0] > 0
@@ -431,18 +471,18 @@ def oracle_simulate(oracle, W, b, G, Gb, t, Xd, indptr, indices, data, sparse, y
             hi = indptr[i + 1]
             sq = row_sq[i] if known_sq else -1.0
             if sparse == CSR_CODED:
-                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq, yi, m,
-                             kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
-                             chosen)
+                oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq,
+                             yi, m, kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                             perm, chosen)
             else:
                 vl = data[lo:hi]
-                oracle_round(oracle, W, b, G, Gb, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq, yi, m,
-                             kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm,
-                             chosen)
+                oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq,
+                             yi, m, kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                             perm, chosen)
         else:
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-            oracle_round(oracle, W, b, G, Gb, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x, lr, rho0,
-                         rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
+            oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x, lr,
+                         rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
         t[0] += 1
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:

@@ -23,14 +23,14 @@ import numpy as np
 
 from ..._rows import CodedRows
 from ..._state import Array
-from ..._validation import AnySeed, Integer, Interval, Options
+from ..._validation import AnySeed, Integer, Interval, Options, check_memory
 from ...feedback import CODE_BANDIT, CODE_DILUTED
-from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, oracle_act, oracle_learn, oracle_simulate,
-                               oracle_values_rows, row_sqnorms)
+from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
+                               oracle_simulate, oracle_values_rows, row_sqnorms)
 from .._linear import LinearClassifier, LoggedLearning, kernel_view
 from ..diluted._sets import SetPredictor
 
-_ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED}
+_ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
 
 
 class _FeedbackKind:
@@ -55,7 +55,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _common_constraints: ClassVar[dict] = {
         "m": Integer(1),
         "learning_rate": Interval(0, None, closed="neither"),
-        "oracle": Options(("adagrad", "normalized")),
+        "oracle": Options(("adagrad", "normalized", "ridge")),
+        "lam": Interval(0, None, closed="neither"),
         "rho0": Interval(0, 1, closed="left"),
         "rho1": Interval(0, 1, closed="left"),
         "seed": AnySeed(),
@@ -84,6 +85,9 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         "sum_sq_grad_": Array(("n_classes", "d")),
         "sum_sq_grad_intercept_": Array(("n_classes",)),
         "n_updates_": Array((1,), dtype="int64"),
+        # oracle="ridge": each label's (d+1)×(d+1) inverse of λI + Σ z zᵀ, z = (x̂, 1); else empty
+        "ridge_inverse_": Array(lambda p: ("n_classes", "d+1", "d+1") if p.get("oracle") == "ridge"
+                                else ("n_classes", 0, 0)),
     }
     #: every kind of feedback the class learns from, by its m
     feedback_kinds: ClassVar[tuple[str, ...]] = ("bandit", "set")
@@ -99,6 +103,11 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             raise ValueError(
                 f"The 'm' parameter of {type(self).__name__} must be an int in [1, n_classes-1] = [1, {K - 1}] "
                 f"(a set of all {K} labels carries no information). Got {m!r} instead."
+            )
+        if self.oracle == "ridge" and m > 1:
+            raise ValueError(
+                f"The 'oracle' parameter of {type(self).__name__} must be 'adagrad' or 'normalized' with m > 1 "
+                f"(the ridge oracle fits one label's feedback a round). Got 'ridge' with m={m!r} instead."
             )
         if self.rho0 + self.rho1 >= 1:
             raise ValueError(
@@ -119,14 +128,31 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             self.sum_sq_grad_ = np.zeros((K, n_features))  # row-major: the update reads one label's row
             self.sum_sq_grad_intercept_ = np.zeros(K)
             self.n_updates_ = np.zeros(1, dtype=np.int64)
+            self.ridge_inverse_ = self._fresh_ridge_inverse(n_features)
+
+    def _fresh_ridge_inverse(self, n_features: int) -> np.ndarray:
+        """I/λ for every label with oracle="ridge" (ridge before any data), else an empty (K, 0, 0)."""
+        K = self.n_classes
+        if self.oracle != "ridge":
+            return np.zeros((K, 0, 0))
+        check_memory(8.0 * K * (n_features + 1) ** 2,
+                     f"{type(self).__name__}(oracle='ridge') with {K} labels and {n_features} features")
+        return np.repeat(np.eye(n_features + 1)[None] / float(self.lam), K, axis=0)
 
     def _state(self) -> tuple:
         if not self.W_.flags.f_contiguous:  # column-major: a feature's K weights adjacent (see class_major)
             self.W_ = np.asfortranarray(self.W_)
         if not self.sum_sq_grad_.flags.c_contiguous:
             self.sum_sq_grad_ = np.ascontiguousarray(self.sum_sq_grad_)
+        d = self.W_.shape[1]
+        want = (self.n_classes, d + 1, d + 1) if self.oracle == "ridge" else (self.n_classes, 0, 0)
+        P = getattr(self, "ridge_inverse_", None)
+        if P is None or P.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
+            self.ridge_inverse_ = self._fresh_ridge_inverse(d)
+        elif not P.flags.c_contiguous:
+            self.ridge_inverse_ = np.ascontiguousarray(P)
         return (_ORACLES[self.oracle], self.W_, self.intercept_, self.sum_sq_grad_, self.sum_sq_grad_intercept_,
-                self.n_updates_)
+                self.ridge_inverse_, self.n_updates_)
 
     # -------------------------------------------------------- inference
     def decision_function(self, X) -> np.ndarray:
@@ -198,8 +224,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             sets = SetPredictor._check_sets(self, actions, n)  # type: ignore[arg-type]
         feedback = self._check_binary(feedback, n)
         self._check_propensities(propensities, n)
-        oracle, W, b, G, Gb, t = self._state()
-        oracle_learn(oracle, W, b, G, Gb, t, *kernel_view(X), np.ascontiguousarray(sets), feedback,
+        oracle, W, b, G, Gb, P, t = self._state()
+        oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(X), np.ascontiguousarray(sets), feedback,
                      float(self.learning_rate))
         return self
 
@@ -211,8 +237,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                             f"{'NoisyBandit' if m == 1 else f'Diluted(m={m})'} feedback; got {feedback!r}.")
         set_miss = extras["set_miss"] if extras and "set_miss" in extras else np.zeros(0)
         explore, expo = self._explore()
-        oracle, W, b, G, Gb, t = self._state()
-        oracle_simulate(oracle, W, b, G, Gb, t, *kernel_view(X), y, order, m, self._policy, explore, expo,
+        oracle, W, b, G, Gb, P, t = self._state()
+        oracle_simulate(oracle, W, b, G, Gb, P, t, *kernel_view(X), y, order, m, self._policy, explore, expo,
                         float(self.learning_rate), rho0, rho1, u_learner, u_feedback, mistakes, set_miss,
                         _row_sqnorms(X))
 

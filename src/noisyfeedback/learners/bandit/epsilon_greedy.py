@@ -28,7 +28,11 @@ class EpsilonGreedy(OracleBandit):
     m : int in [1, K-1]
     epsilon : float in (0, 1]
     learning_rate : float > 0
-    oracle : {"adagrad", "normalized"}
+    oracle : {"adagrad", "normalized", "ridge"}
+        "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
+        the ridge solution of that label's rounds — at O(d²) memory and time a round.
+    lam : float > 0
+        Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
     rho0, rho1 : float
         Flip rates, used only by :meth:`predict_proba`.
     seed : int, SeedSequence or None
@@ -56,12 +60,14 @@ class EpsilonGreedy(OracleBandit):
     _test_params = {"n_classes": 4, "m": 2, "seed": 0}
 
     def __init__(self, n_classes: int, m: int = 1, epsilon: float = 0.05, learning_rate: float = 0.05,
-                 oracle: str = "adagrad", rho0: float = 0.0, rho1: float = 0.0, seed: int | None = None):
+                 oracle: str = "adagrad", lam: float = 1.0, rho0: float = 0.0, rho1: float = 0.0,
+                 seed: int | None = None):
         self.n_classes = n_classes
         self.m = m
         self.epsilon = epsilon
         self.learning_rate = learning_rate
         self.oracle = oracle
+        self.lam = lam
         self.rho0 = rho0
         self.rho1 = rho1
         self.seed = seed

@@ -41,7 +41,11 @@ class SquareCB(OracleBandit):
         γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by the sweep in benchmarks/TUNING.md).
     learning_rate : float > 0
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
-    oracle : {"adagrad", "normalized"}
+    oracle : {"adagrad", "normalized", "ridge"}
+        "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
+        the ridge solution of that label's rounds — at O(d²) memory and time a round.
+    lam : float > 0
+        Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
     rho0, rho1 : float
         Flip rates, used only by :meth:`predict_proba`.
     seed : int, SeedSequence or None
@@ -72,14 +76,15 @@ class SquareCB(OracleBandit):
     _test_params = {"n_classes": 3, "seed": 0}
 
     def __init__(self, n_classes: int, m: int = 1, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
-                 learning_rate: float = 0.05, oracle: str = "adagrad", rho0: float = 0.0, rho1: float = 0.0,
-                 seed: int | None = None):
+                 learning_rate: float = 0.05, oracle: str = "adagrad", lam: float = 1.0, rho0: float = 0.0,
+                 rho1: float = 0.0, seed: int | None = None):
         self.n_classes = n_classes
         self.m = m
         self.gamma_scale = gamma_scale
         self.gamma_exponent = gamma_exponent
         self.learning_rate = learning_rate
         self.oracle = oracle
+        self.lam = lam
         self.rho0 = rho0
         self.rho1 = rho1
         self.seed = seed
