@@ -45,6 +45,8 @@ TUNE_SEED = 100
 VW_GRID = {"epsilon": ["--epsilon 0.05 -l 0.5", "--epsilon 0.02 -l 0.5", "--epsilon 0.05 -l 0.1"],
            "squarecb": ["--gamma_scale 10 -l 0.5", "--gamma_scale 100 -l 0.5", "--gamma_scale 10 -l 0.1"]}
 DATASETS = ["mnist", "fashion_mnist", "synsep", "digits", "letter"]
+#: data sets with at most this many features also run SquareCB(oracle="ridge") (O(d²) a round)
+RIDGE_MAX_D = 100
 DILUTED = {"datasets": ["digits", "mnist"], "m": [2, 3, 5], "flips": [(0.0, 0.0), (0.1, 0.2)]}
 
 
@@ -88,6 +90,9 @@ def noisy_rows(data_dir, names, rounds: int, tune_rounds: int, vw_rounds: int, v
                 row[cls.__name__] = tr.error_rate
                 row[cls.__name__ + "@vw"] = float(tr.curve[0])
                 row[cls.__name__ + "_rate"] = tr.rounds_per_second
+            if X.shape[1] <= RIDGE_MAX_D:  # the second-order oracle, defaults otherwise
+                tr = nf.simulate(nf.SquareCB(K, oracle="ridge", seed=0), X, y, ch, n_rounds=rounds, seed=0)
+                row["SquareCB ridge"] = tr.error_rate
             g, tr = tuned(lambda g, s: nf.RCNBF(K, gamma=g, rho0=r0, rho1=r1, seed=s), RCNBF_GAMMAS, X, y, ch,
                           rounds, tune_rounds)
             row["RCNBF"], row["RCNBF_gamma"], row["RCNBF_rate"] = tr.error_rate, g, tr.rounds_per_second
@@ -150,17 +155,19 @@ def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
         f"{RCNBF_GAMMAS} on seed {TUNE_SEED}; 'best of B/BPA/SOBA' likewise, at (0, 0) only. "
         f"VW columns: **{vw_rounds:,} rounds** (what per-example driving from Python affords), best of a small "
         "grid chosen on that run; 'SquareCB @VW' is ours over the same first rounds, for a like-for-like "
-        "comparison. Ratio: SquareCB / RCNBF (acceptance: ≤ 0.5 at the noisy settings).", "",
-        "| dataset | (ρ0, ρ1) | SquareCB | EpsilonGreedy | RCNBF (γ) | ratio | best of B/BPA/SOBA (0,0) | "
-        "SquareCB @VW | VW epsilon | VW squarecb | SquareCB rounds/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "comparison. Ratio: SquareCB / RCNBF (acceptance: ≤ 0.5 at the noisy settings). 'SquareCB ridge': "
+        f"`oracle=\"ridge\"` (recursive least squares per label), run where d ≤ {RIDGE_MAX_D}.", "",
+        "| dataset | (ρ0, ρ1) | SquareCB | SquareCB ridge | EpsilonGreedy | RCNBF (γ) | ratio | "
+        "best of B/BPA/SOBA (0,0) | SquareCB @VW | VW epsilon | VW squarecb | SquareCB rounds/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         base = f"{r['best_baseline_err']:.3f} ({r['best_baseline']})" if "best_baseline" in r else ""
         vwe = f"{r['VW epsilon']:.3f} (`{r['VW epsilon args']}`)" if "VW epsilon" in r else ""
         vws = f"{r['VW squarecb']:.3f} (`{r['VW squarecb args']}`)" if "VW squarecb" in r else ""
         lines.append("| " + " | ".join([
-            r["dataset"], f"({r['setting'][0]:g}, {r['setting'][1]:g})", _f(r["SquareCB"]), _f(r["EpsilonGreedy"]),
+            r["dataset"], f"({r['setting'][0]:g}, {r['setting'][1]:g})", _f(r["SquareCB"]),
+            _f(r.get("SquareCB ridge")), _f(r["EpsilonGreedy"]),
             f"{r['RCNBF']:.3f} ({r['RCNBF_gamma']:g})", f"{r['SquareCB'] / r['RCNBF']:.2f}", base,
             _f(r["SquareCB@vw"]) if "VW epsilon" in r or "VW squarecb" in r else "", vwe, vws,
             f"{r['SquareCB_rate'] / 1e3:,.0f}k"]) + " |")
