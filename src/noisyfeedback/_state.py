@@ -77,6 +77,23 @@ class Array:
             raise ValueError(f"unknown dtype {self.dtype!r}; one of {sorted(_DTYPES)}.")
 
 
+def _product(expr: str, env: dict[str, Any], symbols: dict[str, int]) -> tuple[int, list[str]]:
+    """The value of a product of ints, int parameters and bound symbols (``"n_classes*d"``), and the
+    terms that are not bound."""
+    value = 1
+    unbound = []
+    for t in (t.strip() for t in expr.split("*")):
+        if t.isdigit():
+            value *= int(t)
+        elif t in env and isinstance(env[t], numbers.Integral) and not isinstance(env[t], bool):
+            value *= int(env[t])
+        elif t in symbols:
+            value *= symbols[t]
+        else:
+            unbound.append(t)
+    return value, unbound
+
+
 def _dim(expr: Any, env: dict[str, Any], symbols: dict[str, int], n: int, what: str) -> None:
     """Check one dimension ``n`` against its declaration ``expr``; binds free symbols."""
     if expr is None:
@@ -88,41 +105,23 @@ def _dim(expr: Any, env: dict[str, Any], symbols: dict[str, int], n: int, what: 
     if "+" in str(expr):  # a sum of bound terms: every symbol already bound
         total = 0
         for part in str(expr).split("+"):
-            value = 1
-            for t in (t.strip() for t in part.split("*")):
-                if t.isdigit():
-                    value *= int(t)
-                elif t in env and isinstance(env[t], numbers.Integral) and not isinstance(env[t], bool):
-                    value *= int(env[t])
-                elif t in symbols:
-                    value *= symbols[t]
-                else:
-                    raise ValueError(f"{what}: {t!r} in {expr!r} is not bound by an earlier array")
+            value, unbound = _product(part, env, symbols)
+            if unbound:
+                raise ValueError(f"{what}: {unbound[0]!r} in {expr!r} is not bound by an earlier array")
             total += value
         if n != total:
             raise ValueError(f"{what}: has length {n}, must be {expr} = {total}")
         return
-    terms = [t.strip() for t in str(expr).split("*")]
-    value = 1
-    free = None
-    for t in terms:
-        if t.isdigit():
-            value *= int(t)
-        elif t in env and isinstance(env[t], numbers.Integral) and not isinstance(env[t], bool):
-            value *= int(env[t])
-        elif t in symbols:
-            value *= symbols[t]
-        elif free is None:
-            free = t
-        else:
-            raise ValueError(f"{what}: two unbound symbols in {expr!r}")
-    if free is None:
+    value, unbound = _product(str(expr), env, symbols)
+    if len(unbound) > 1:
+        raise ValueError(f"{what}: two unbound symbols in {expr!r}")
+    if not unbound:
         if n != value:
             raise ValueError(f"{what}: has length {n}, must be {expr} = {value}")
     else:
         if value == 0 or n % value:
             raise ValueError(f"{what}: has length {n}, not a multiple of {value} ({expr})")
-        symbols[free] = n // value
+        symbols[unbound[0]] = n // value
 
 
 def check_learned_state(cls: type, params: dict[str, Any], arrays: dict[str, np.ndarray],
