@@ -288,7 +288,7 @@ def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
         W[a, j] += lr * g / np.sqrt(h if h > 0.0 else 1.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # a call, not inlined: O(d²) anyway, and it kept out of the AdaGrad round's loop
 def ridge_row(W, b, P, u, a, e, idx, val, codes, values_, nnz, coded, inv):
     """Recursive least squares of label a on z = (x̂, 1), x̂ = x·inv, with residual e = f̃ − (W[a]·x̂ + b[a]):
     u = P_a z = P_a[d] + Σ_p x̂_p·P_a[j_p] (P_a symmetric: rows for columns), s = 1 + zᵀu
@@ -322,18 +322,19 @@ def oracle_update(oracle, W, b, G, Gb, P, u, chosen, m, e, lr, idx, val, codes, 
     """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc):
     AdaGrad (:func:`adagrad_row`, and the intercept), NLMS, or recursive least squares (:func:`ridge_row`,
     m = 1: the learner refuses it for sets). The ridge step also runs on e = 0 (it updates P)."""
+    if oracle == ORACLE_ADAGRAD:  # the default first
+        if e != 0.0:
+            for i in range(m):
+                a = chosen[i]
+                adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv)
+                Gb[a] += e * e
+                b[a] += lr * e / np.sqrt(Gb[a])
+        return
     if oracle == ORACLE_RIDGE:
         for i in range(m):
             ridge_row(W, b, P, u, chosen[i], e, idx, val, codes, values_, nnz, coded, inv)
         return
     if e == 0.0:
-        return
-    if oracle == ORACLE_ADAGRAD:
-        for i in range(m):
-            a = chosen[i]
-            adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv)
-            Gb[a] += e * e
-            b[a] += lr * e / np.sqrt(Gb[a])
         return
     sq = row_sqnorm(val, codes, values_, nnz, coded) * (inv * inv)  # ‖x̂‖²
     c = lr * e / (m * (sq + 1.0))
