@@ -222,7 +222,7 @@ def _timed(fn) -> float:
 
 
 def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[dict]:
-    from noisyfeedback.experiments import run_experiment
+    from noisyfeedback.lab import run_experiment
 
     def config(n_seeds, name):
         return {
@@ -245,7 +245,7 @@ def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[d
         res = run_experiment(config(n_seeds, f"bench-sweep-j{jobs}"), out, jobs=jobs, data_dir=data_dir,
                              progress=False)
         wall = time.perf_counter() - t0
-        from noisyfeedback.experiments import read_results
+        from noisyfeedback.lab import read_results
 
         df = read_results(res)
         n_runs = len(df)

@@ -22,8 +22,8 @@ import pandas as pd
 
 _CHILD = r"""
 import json, os, signal, sys
-from noisyfeedback.experiments import store
-from noisyfeedback.experiments.recipes import PAPERS, _load_builtin, run_paper
+from noisyfeedback.lab import store
+from noisyfeedback.lab.recipes import PAPERS, _load_builtin, run_paper
 name, kill_after, plan, patches, out = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 _load_builtin()
 module = sys.modules[PAPERS[name].run.__module__]
@@ -49,8 +49,8 @@ def killed_then_resumed(name: str, plan: dict, out: Path, kill_after: int = 2, p
     """(report path, log text) of a rerun after a SIGKILLed first run of recipe ``name``."""
     from rich.console import Console
 
-    from noisyfeedback.experiments.engine import new_progress
-    from noisyfeedback.experiments.recipes import PAPERS, run_paper
+    from noisyfeedback.lab.engine import new_progress
+    from noisyfeedback.lab.recipes import PAPERS, run_paper
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-c", _CHILD, name, str(kill_after), json.dumps(plan),
@@ -101,7 +101,7 @@ def assert_same_numbers(a: Path, b: Path, compare_markdown: bool = True) -> None
 # ------------------------------------------------------------- reproduce("all")
 _CHILD_ALL = r"""
 import json, os, signal, sys
-from noisyfeedback.experiments import reproduce, store
+from noisyfeedback.lab import reproduce, store
 from recipe_resume import small_recipes
 plans, patches, kill_after, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 small_recipes(plans, patches)
@@ -121,7 +121,7 @@ reproduce("all", quick=True, out=out, progress=False)
 def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None) -> dict:
     """Make every declared paper's registered recipe run ``plans[name]`` (and set ``patches[name]``'s
     attributes on its run module); returns what to pass to :func:`restore_recipes`."""
-    from noisyfeedback.experiments import recipes as rec
+    from noisyfeedback.lab import recipes as rec
 
     rec._load_builtin()
     saved = {"recipes": dict(rec.RECIPES), "attrs": []}
@@ -141,7 +141,7 @@ def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None
 
 
 def restore_recipes(saved: dict) -> None:
-    from noisyfeedback.experiments import recipes as rec
+    from noisyfeedback.lab import recipes as rec
 
     rec.RECIPES.clear()
     rec.RECIPES.update(saved["recipes"])
@@ -154,8 +154,8 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
     after its ``kill_after``-th task file (every recipe running its plan of ``plans``)."""
     from rich.console import Console
 
-    from noisyfeedback.experiments import reproduce
-    from noisyfeedback.experiments.engine import new_progress
+    from noisyfeedback.lab import reproduce
+    from noisyfeedback.lab.engine import new_progress
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-c", _CHILD_ALL, json.dumps(plans), json.dumps(patches),

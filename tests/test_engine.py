@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import Engine, make_task, run_experiment, task_kind
+from noisyfeedback.lab import Engine, make_task, run_experiment, task_kind
 
 
 @task_kind("test.square")

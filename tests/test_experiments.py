@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import (
+from noisyfeedback.lab import (
     ConfigError,
     build_plan,
     figures,
@@ -254,7 +254,7 @@ def test_acceptance_sigkill_halfway_then_resume_equals_uninterrupted_run(tmp_pat
     cfg = write_toml(tmp_path / "killme.toml", SIGKILL_CONFIG)
     total = 2 * 3 * 6
     killed = tmp_path / "killed"
-    code = f"from noisyfeedback.experiments import run_config; run_config({str(cfg)!r}, out={str(killed)!r}, progress=False)"
+    code = f"from noisyfeedback.lab import run_config; run_config({str(cfg)!r}, out={str(killed)!r}, progress=False)"
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tasks = killed / "tasks"
     deadline = time.monotonic() + 120
@@ -374,8 +374,8 @@ def test_acceptance_reproduce_example_quick_report_links_resolve(tmp_path):
 def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatch):
     """'all' runs every registered recipe (here: the example and a second, tiny one; the paper
     recipes have tests of their own) and links each report from one index."""
-    from noisyfeedback.experiments import recipes as rec
-    from noisyfeedback.report import Section, write_report
+    from noisyfeedback.lab import recipes as rec
+    from noisyfeedback.lab.report import Section, write_report
 
     rec._load_builtin()
     monkeypatch.setattr(rec, "_load_builtin", lambda: None)
@@ -424,7 +424,7 @@ def test_example_selection_config_is_valid():
 def test_schema_example_in_the_docs_is_valid():
     import tomllib
 
-    import noisyfeedback.experiments.config as config
+    import noisyfeedback.lab.config as config
 
     doc = config.__doc__
     text = textwrap.dedent(doc[doc.index('    name = "noisy-bandit-sweep"'):doc.index("Any dataset option")])

@@ -15,8 +15,8 @@ from test_louche2015 import TEST_PLAN as LOUCHE
 from test_moroshko import TEST_PLAN as MOROSHKO
 from test_open_bandit import TEST_PLAN as OPEN_BANDIT
 
-from noisyfeedback.experiments import recipes as rec
-from noisyfeedback.experiments.papers import batra2021, louche2015, moroshko
+from noisyfeedback.lab import recipes as rec
+from noisyfeedback.lab.papers import batra2021, louche2015, moroshko
 
 
 def _plans() -> dict:
@@ -44,7 +44,7 @@ _SECONDS = re.compile(r"\d+\.\d s")
 
 
 def test_reproduce_all_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(tmp_path):
-    from noisyfeedback.experiments import reproduce
+    from noisyfeedback.lab import reproduce
 
     plans = _plans()
     saved = small_recipes(plans, PATCHES)

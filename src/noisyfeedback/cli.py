@@ -1,10 +1,12 @@
 """The ``noisyfeedback`` command line: thin — parse, call the library, print with rich.
 
-Commands: ``datasets`` (the catalog), ``simulate`` (one run with a progress bar),
-``run`` (a TOML experiment config: a resumable sweep), ``plot`` (figures from a
-results table), ``reproduce`` (a paper's experiments and report) and ``demo``
-(a Markdown + HTML report built from a list of demo parts: the bandit baselines,
-then every paper recipe in quick mode).
+Commands: ``datasets`` (the catalog), ``simulate`` (one run with a progress bar), and the
+lab's commands, whose work :mod:`noisyfeedback.lab` does (imported when they run): ``run`` (a
+TOML experiment config: a resumable sweep), ``plot`` (figures from a results table),
+``reproduce`` (a paper's experiments and report) and ``demo`` (a Markdown + HTML report built
+from :data:`noisyfeedback.lab.commands.DEMO_PARTS`). The service's commands (``serve``,
+``keys``, ``export-log``) come from :mod:`noisyfeedback.service.cli`. This module is the top of
+the package: nothing in it is imported by the library, the service or the lab.
 
 Learners and feedback channels are looked up in the package's one registry,
 :mod:`noisyfeedback.registry` (a new learner there is a new learner here). A class's
@@ -24,11 +26,9 @@ import ast
 import re
 import inspect
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -51,7 +51,7 @@ import noisyfeedback as nf
 from . import registry
 from ._io import atomic_write_text, dumps
 
-__all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS", "DEMO_PARTS", "DEMO_DATASETS"]
+__all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS"]
 
 # ------------------------------------------------------------- registry
 # Learners and channels come from the package's one registry, :mod:`noisyfeedback.registry`, by
@@ -493,155 +493,9 @@ def fit_batch(model, X, y, channel, role: str, *, seed: int, teachers: int = 10,
     return record
 
 
-# ------------------------------------------------------------------ demo
-@dataclass
-class DemoDataset:
-    """A dataset of the demo: a loader returning (X, y) and per-dataset hyperparameters."""
-
-    name: str
-    load: Callable[[], tuple]
-    gamma: float = 0.05
-    note: str = ""
-
-
-class Unavailable(Exception):
-    """Raised by a demo loader whose dataset cannot be had here (the demo skips it, saying why)."""
-
-
-def _load_digits():
-    return nf.datasets.load("digits", normalize=True)
-
-
-#: datasets of the demo's bandit part, in order; add entries to extend it
-DEMO_DATASETS: list[DemoDataset] = [
-    DemoDataset("synsep", lambda: nf.datasets.synsep(n_samples=20_000, seed=0), gamma=0.05,
-                note="SynSep (Kakade et al. 2008): 20,000 generated examples, d = 400, K = 9, linearly separable."),
-    DemoDataset("digits", _load_digits, gamma=0.1,
-                note="scikit-learn digits (UCI optdigits 8×8): 1,797 examples, d = 64, K = 10, rows scaled to "
-                     "unit L2 norm; the 200,000 rounds are ~110 passes over it."),
-]
-
-
-@dataclass
-class DemoContext:
-    """What a demo part gets: the budget, the seeds, a progress bar and a console."""
-
-    rounds: int
-    seeds: list[int]
-    progress: Progress
-    console: Console
-    data_dir: Path | None = None
-    notes: list[str] = field(default_factory=list)
-    out: Path = Path("noisyfeedback-report")
-
-    def run_many(self, description: str, runs: list[tuple[str, Callable[[], Any], Callable[[], Any]]], X, y):
-        """Simulate every (label, make_learner, make_feedback) for every seed; return the Traces and labels."""
-        task = self.progress.add_task(description, total=len(runs) * len(self.seeds) * self.rounds)
-        traces, labels = [], []
-        for label, make_learner, make_feedback in runs:
-            for seed in self.seeds:
-                traces.append(run_simulation(make_learner(), X, y, make_feedback(), self.rounds, seed,
-                                             self.progress, task))
-                labels.append(label)
-        return traces, labels
-
-
-def _summary_table(frame) -> "Any":
-    """Final error rate, mean ± std over seeds, per label (order kept)."""
-    import pandas as pd
-
-    rows = []
-    for label, g in frame.groupby("label", sort=False):
-        e = g["error_rate"].to_numpy()
-        rows.append({
-            "configuration": label,
-            "seeds": len(e),
-            "rounds": int(g["n_rounds"].iloc[0]),
-            "final error (mean ± std)": f"{e.mean():.4f} ± {e.std(ddof=1) if len(e) > 1 else 0.0:.4f}",
-            "min": f"{e.min():.4f}",
-            "max": f"{e.max():.4f}",
-            "rounds/s": float((g["n_rounds"] / g["wall_time"]).median()),
-        })
-    table = pd.DataFrame(rows)
-    table["rounds/s"] = table["rounds/s"].map(lambda v: f"{v:,.0f}")
-    return table
-
-
-def demo_bandit_baselines(ctx: DemoContext) -> list:
-    """Perceptron (full labels) vs Banditron (clean bandit) vs Banditron under NoisyBandit(0.2, 0.4)."""
-    from .plots import learning_curves, traces_to_frame
-    from .report import Section
-
-    sections = []
-    for ds in DEMO_DATASETS:
-        try:
-            X, y = ds.load()
-        except Unavailable as exc:
-            ctx.notes.append(f"Dataset {ds.name} skipped: {exc}.")
-            continue
-        K = n_classes_of(y)
-        g = ds.gamma
-        runs = [
-            ("Perceptron, full labels", lambda: nf.Perceptron(K), nf.feedback.FullLabel),
-            (f"Banditron γ={g}, clean bandit", lambda: nf.Banditron(K, gamma=g), lambda: nf.feedback.NoisyBandit(0, 0)),
-            (f"Banditron γ={g}, NoisyBandit(0.2,0.4)", lambda: nf.Banditron(K, gamma=g),
-             lambda: nf.feedback.NoisyBandit(0.2, 0.4)),
-        ]
-        traces, labels = ctx.run_many(f"{ds.name}: bandit baselines", runs, X, y)
-        frame = traces_to_frame(traces, labels)
-        fig = learning_curves(frame, title=f"{ds.name}: cumulative online error rate "
-                              f"(mean and min–max over {len(ctx.seeds)} seeds)")
-        sections.append(Section(
-            heading=f"Bandit baselines on {ds.name}",
-            text=[
-                ds.note,
-                f"Each configuration runs {ctx.rounds:,} rounds (passes over the data, each in a fresh "
-                f"seeded order) for seeds {', '.join(map(str, ctx.seeds))}. The error rate counts the "
-                "greedy prediction against the **true** label, before the update.",
-                f"Banditron's exploration rate γ = {g} is fixed here, not tuned. "
-                "Expected: the Perceptron, seeing full labels, errs least; the Banditron pays for "
-                "exploration with clean bandit feedback (a fraction γ·(K−1)/K of its rounds plays a random non-greedy label), and degrades "
-                "badly when its feedback is flipped with ρ0 = 0.2, ρ1 = 0.4, because it treats the noisy "
-                "feedback as clean (the noise-corrected RCNBF is the fix).",
-            ],
-            figures={f"{ds.name} learning curves (log-log)": fig},
-            tables={f"{ds.name}: final online error rate": _summary_table(frame)},
-        ))
-    return sections
-
-
-def demo_reproductions(ctx: DemoContext) -> list:
-    """Every registered paper recipe in quick mode, each into ``<out>/reproduce/<name>/``, linked."""
-    from .experiments import recipe_names, reproduce
-    from .report import Section
-
-    names = [n for n in recipe_names() if n != "example"]
-    lines = []
-    for name in names:
-        t0 = time.perf_counter()
-        try:
-            path = reproduce(name, quick=True, data_dir=ctx.data_dir, out=ctx.out / "reproduce" / name,
-                             jobs=2, progress=ctx.progress)  # results do not depend on the backend
-        except Exception as exc:  # the demo goes on; the report says what failed
-            lines.append(f"`{name}`: failed ({type(exc).__name__}: {exc}).")
-            ctx.notes.append(f"Recipe {name} failed: {type(exc).__name__}: {exc}")
-            continue
-        rel = os.path.relpath(path, ctx.out).replace(os.sep, "/")
-        lines.append(f"[{name}]({rel}) — quick mode, {time.perf_counter() - t0:.0f} s.")
-    if not lines:
-        return []
-    return [Section(heading="Paper reproductions (quick mode)", text=[
-        "Each paper's recipe, reduced to generated or bundled data (`noisyfeedback reproduce NAME --quick`); "
-        "the full versions take `--data-dir` with the papers' data sets. Reports:"] + lines)]
-
-
-#: the demo's parts, in report order: (name, function(ctx) -> list of report Sections); append to extend
-DEMO_PARTS: list[tuple[str, Callable[[DemoContext], list]]] = [
-    ("bandit-baselines", demo_bandit_baselines),
-    ("reproductions", demo_reproductions),
-]
-
-
+# ------------------------------------------------------ the lab's commands
+# demo, run, plot and reproduce run studies and write reports: their work is done by the lab
+# (:mod:`noisyfeedback.lab.commands`), imported when one of them runs.
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the report.")] = Path("noisyfeedback-report"),
@@ -649,33 +503,14 @@ def demo(
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Seeds per configuration (0, 1, ...).")] = 3,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
     parts: Annotated[Optional[list[str]], typer.Option("--part", help="Run only these demo parts "
-                                                       "(repeatable): " + ", ".join(n for n, _ in DEMO_PARTS))] = None,
+                                                       "(repeatable): bandit-baselines, reproductions.")] = None,
 ) -> None:
     """Run the built-in demo and write a Markdown + HTML report (learning curves, error tables)."""
-    from .report import Section, write_report
+    from .lab import commands
 
     t0 = time.perf_counter()
     with _user_errors():
-        sections = []
-        with _progress() as progress:
-            ctx = DemoContext(rounds=rounds, seeds=list(range(seeds)), progress=progress, console=console,
-                              data_dir=data_dir, out=out)
-            known = [n for n, _ in DEMO_PARTS]
-            unknown = sorted(set(parts or []) - set(known))
-            if unknown:
-                raise CLIError(f"unknown demo part(s) {unknown}; choose from {known}.")
-            for name, part in DEMO_PARTS:
-                if parts is None or name in parts:
-                    sections.extend(part(ctx))
-        elapsed = time.perf_counter() - t0
-        about = [
-            f"Generated by `noisyfeedback demo --rounds {rounds} --seeds {seeds}` in {elapsed:.1f} s "
-            f"(noisyfeedback {nf.__version__}, numpy {np.__version__}).",
-        ] + ctx.notes
-        sections.append(Section(heading="About this report", text=about))
-        path = write_report(out, "noisyfeedback demo", sections,
-                            intro="Online multiclass learning from imperfect feedback: learning curves and "
-                                  "final error rates of the built-in demo.")
+        path, sections, notes = commands.demo(out, rounds, seeds, data_dir, parts, _progress(), console)
     for sec in sections:
         for caption, table in (sec.tables.items() if isinstance(sec.tables, dict) else []):
             t = Table(title=caption, title_justify="left")
@@ -684,13 +519,12 @@ def demo(
             for row in table.itertuples(index=False):
                 t.add_row(*(escape(f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row))
             console.print(t)
-    for note in ctx.notes:
+    for note in notes:
         console.print(f"[yellow]{escape(note)}[/]")
     console.print(f"Report written to [bold]{escape(str(path.resolve()))}[/] "
                   f"(and index.md) in {time.perf_counter() - t0:.1f} s.", soft_wrap=True)
 
 
-# ------------------------------------------------------------ experiments
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="Experiment config (TOML).", exists=True, dir_okay=False)],
@@ -702,7 +536,8 @@ def run(
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
 ) -> None:
     """Run a sweep from a TOML config; finished tasks are kept, so a killed run resumes."""
-    from .experiments import run_config
+    from .lab.commands import results_table
+    from .lab.runner import run_config
 
     with _user_errors():
         if jobs != 1 and scheduler:
@@ -712,41 +547,13 @@ def run(
     console.print(f"Results written to [bold]{escape(str(path))}[/]", soft_wrap=True)
 
 
-def results_table(path: Path) -> Table:
-    """The numbers of a results table: final error (or MSE) mean ± std, min, max over seeds, per
-    (phase,) dataset, channel, learner and grid value (parameter columns with several values)."""
-    import pandas as pd
-
-    frame = pd.read_parquet(path)
-    keys = [k for k in ("phase", "dataset", "channel", "learner") if k in frame.columns]
-    # grid axes: the parameter columns that take more than one value
-    keys += [c for c in frame.columns if c.split(".")[0] in ("dataset", "channel", "learner") and "." in c
-             and frame[c].astype(str).nunique() > 1]
-    metric = "error_rate" if "error_rate" in frame.columns else None
-    regression = "mse" in frame.columns and frame["mse"].notna().all()
-    table = Table(title=f"{escape(str(path))}: {'MSE' if regression else 'final error rate'} over seeds",
-                  title_justify="left")
-    for k in keys:
-        table.add_column(k, overflow="fold")
-    for col in ("seeds", "rounds", "mean ± std", "min", "max"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for group, g in frame.groupby(keys, sort=False, dropna=False) if keys else [((), frame)]:
-        group = group if isinstance(group, tuple) else (group,)
-        e = g[metric].to_numpy(dtype=float) if metric else np.full(len(g), np.nan)
-        std = e.std(ddof=1) if len(e) > 1 else 0.0
-        rounds = g["n_rounds"].iloc[0] if "n_rounds" in g else None
-        table.add_row(*(escape(str(v)) for v in group), str(len(g)), _fmt(rounds),
-                      f"{e.mean():.4g} ± {std:.2g}", f"{e.min():.4g}", f"{e.max():.4g}")
-    return table
-
-
 @app.command()
 def plot(
     results: Annotated[Path, typer.Argument(help="results.parquet written by `run`.", exists=True)],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the PNG files.")] = None,
 ) -> None:
     """Learning-curve (and parameter-sweep) figures from a results table."""
-    from .experiments import plot_results
+    from .lab.figures import plot_results
 
     with _user_errors():
         paths = plot_results(results, out)
@@ -763,7 +570,7 @@ def reproduce(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.")] = 1,
 ) -> None:
     """Rerun a paper's experiments and write DIR/index.html (and index.md) with its figures and tables."""
-    from .experiments import RecipeError, reproduce as run_recipe
+    from .lab.recipes import RecipeError, reproduce as run_recipe
 
     with _user_errors():
         try:

@@ -1,5 +1,10 @@
-"""Experiments: declarative sweeps (TOML configs), resumable runs on one machine or a Dask cluster,
-results tables, plots, and the ``reproduce`` recipes.
+"""The lab: the wing that runs studies and writes about them — declarative sweeps (TOML configs),
+resumable runs on one machine or a Dask cluster, results tables, figures, reports, and the
+``reproduce`` recipes of the papers (:mod:`.papers`).
+
+The rule of the house: the core (kernels, learners, feedback, simulate, datasets, noise, ope) and
+the service never import the lab; the lab builds on them (an import-linter contract in
+``pyproject.toml`` says so, and the tests run it).
 
 For the command line (thin wrappers call these):
 
@@ -15,7 +20,7 @@ In code: :func:`run_experiment` takes a path, a dict or an :class:`ExperimentCon
 tables; :func:`register_recipe` adds a reproduction. See :mod:`.config` for the schema
 and ``examples/`` for configs.
 
->>> from noisyfeedback.experiments import parse_config, build_plan
+>>> from noisyfeedback.lab import parse_config, build_plan
 >>> cfg = parse_config({"n_rounds": 100, "seeds": 2, "datasets": [{"name": "synsep", "n_samples": 50}],
 ...                     "channels": [{"name": "NoisyBandit", "params": {"rho0": [0.0, 0.2], "rho1": [0.0, 0.4]},
 ...                                   "zip": [["rho0", "rho1"]]}],

@@ -1,6 +1,6 @@
 """Where tasks run: in this process, in local worker processes (joblib/loky), or on a Dask cluster.
 
-Every backend maps :func:`~noisyfeedback.experiments.tasks.run_task` over task
+Every backend maps :func:`~noisyfeedback.lab.tasks.run_task` over task
 dicts and yields rows as tasks finish (in any order); this process writes each
 row to the results store. Results never depend on the backend: each task is
 seeded from its own identity (see :mod:`.tasks`).
@@ -27,7 +27,7 @@ Start a cluster whose workers are batch jobs, then pass its scheduler address::
     cluster.scale(jobs=4)                             # 4 batch jobs × 8 single-threaded workers
     print(cluster.scheduler_address)                  # tcp://10.0.0.5:8786
 
-    from noisyfeedback.experiments import run_config
+    from noisyfeedback.lab import run_config
     run_config("sweep.toml", scheduler=cluster.scheduler_address)
     # or from a shell:  noisyfeedback run sweep.toml --scheduler tcp://10.0.0.5:8786
 

@@ -49,7 +49,7 @@ parameter a literal list value (e.g. a confusion matrix), wrap it:
 
 Structural errors (unknown or missing keys, wrong types) are reported here by
 :func:`load_config`; names, parameters and values are checked against the
-library by :func:`noisyfeedback.experiments.plan.build_plan`. Both raise
+library by :func:`noisyfeedback.lab.plan.build_plan`. Both raise
 :class:`ConfigError`, whose message names every bad key path, e.g.
 ``learners[1].params.gamma``, and the allowed values.
 """

@@ -2,18 +2,18 @@
 
 A recipe is a function ``recipe(quick, data_dir, out_dir, jobs, progress) -> Path``
 (the report's ``index.html``), registered under a name. Put a paper's recipe in
-``noisyfeedback/experiments/papers/<paper>/`` (a package: plans, task kinds, claims, report sections;
+``noisyfeedback/lab/papers/<paper>/`` (a package: plans, task kinds, claims, report sections;
 see :class:`Paper`): every module there is imported
 when recipes are listed or run. ::
 
-    from noisyfeedback.experiments import register_recipe, run_experiment, read_results
+    from noisyfeedback.lab import register_recipe, run_experiment, read_results
 
     @register_recipe("agarwal2021", title="Agarwal & Manwani (2021): noisy bandit feedback")
     def agarwal2021(quick, data_dir, out_dir, jobs, progress):
         results = run_experiment({...config...}, out_dir / "results", jobs=jobs,
                                  progress=progress, data_dir=data_dir)
         df = read_results(results)
-        ...figures (experiments.figures), tables, claims_table([...])...
+        ...figures (lab.figures), tables, claims_table([...])...
         return write_report(out_dir, title, sections)
 
 ``quick``: bundled or generated data, minutes at most; ``data_dir``: where data
@@ -99,7 +99,7 @@ def recipe_names() -> list[str]:
 
 
 def _load_builtin() -> None:
-    """Import the modules that register recipes: every module of ``noisyfeedback.experiments.papers``
+    """Import the modules that register recipes: every module of ``noisyfeedback.lab.papers``
     and those listed in :data:`BUILTIN_RECIPE_MODULES`."""
     import importlib
     import pkgutil
@@ -355,7 +355,7 @@ def register_paper(paper: Paper) -> Paper:
 def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, progress: Any = True,
               plan: dict | None = None) -> Path:
     """Run a declared paper (its plan, or ``plan``) through the engine and write its report."""
-    from ..report import Section, write_report
+    from .report import Section, write_report
     from .engine import Engine
 
     out_dir = Path(out_dir)
@@ -416,7 +416,7 @@ def _example_claims(df: pd.DataFrame, ctx: Context) -> list[Claim]:
 
 
 def _example_sections(df: pd.DataFrame, claims: list[Claim], ctx: Context) -> list:
-    from ..report import Section
+    from .report import Section
     from . import figures
 
     plan = ctx.plan

@@ -10,7 +10,7 @@ recommend run with their default parameters — nothing is tuned, so they need n
   channel of the main figure (m = 2, K//2, K−2), and, beyond the paper, with flips (0.1, 0.2).
 
 :func:`learner_entries` gives the experiment-config entries (``{"name", "params", "match_channel"}``,
-as in ``experiments/papers/*.py``): ``match_channel`` copies the channel's m (and ρ0, ρ1, which our
+as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m (and ρ0, ρ1, which our
 learners only use for ``predict_proba``) into the learner. :func:`tasks` lists the runs as plain dicts.
 
 >>> [e["name"] for e in learner_entries()]
@@ -61,7 +61,7 @@ def tasks(paper: str, n_classes: int = 10) -> list[dict[str, Any]]:
 
 def learner_factories(n_classes: int, m: int = 1, seed: int | None = None) -> dict[str, Any]:
     """name -> a zero-argument factory of the recommended learner (default parameters)."""
-    from . import registry
+    from .. import registry
 
     return {name: (lambda cls=registry.resolve_learner(name): cls(n_classes, m=m, seed=seed))
             for name in RECOMMENDED}

@@ -39,8 +39,8 @@ def label_noise_plan(C: np.ndarray, seed: int = 0) -> dict[str, Callable[[], Any
     """Learners to fit on (standardised X, noisy y) for one setting with confusion C."""
     from sklearn.linear_model import LogisticRegression
 
-    from .learners.label_noise.corrected_logistic import CorrectedLogisticRegression
-    from .learners.label_noise.uma import UMA
+    from ..learners.label_noise.corrected_logistic import CorrectedLogisticRegression
+    from ..learners.label_noise.uma import UMA
 
     plan: dict[str, Callable[[], Any]] = {
         "CorrectedLogisticRegression (known C)":
@@ -72,9 +72,9 @@ def label_noise_settings() -> list[dict[str, Any]]:
 def regression_plan(r_grid=tuple(10.0 ** e for e in np.arange(-1, 4.01, 0.5))) -> dict[str, Any]:
     """Regression learners for ``nf.simulate`` under GaussianNoise.uniform(M): ours (fixed λ = 1) and the
     paper's (r, β tuned on a separate seed over ``r_grid``), plus the peers named for the report."""
-    from .learners.regression.nlms import NLMS
-    from .learners.regression.ors import ORS
-    from .learners.regression.wrls import WeightedRLS
+    from ..learners.regression.nlms import NLMS
+    from ..learners.regression.ors import ORS
+    from ..learners.regression.wrls import WeightedRLS
 
     return {
         "ours": {

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._io import atomic_path, atomic_write_bytes
+from .._io import atomic_path, atomic_write_bytes
 
 __all__ = ["Section", "write_report", "format_table"]
 
@@ -184,7 +184,7 @@ def write_report(
     figures, tables. Floats in tables are written with ``float_format``;
     format cells yourself (as strings) for anything else, e.g. "0.12 ± 0.01".
     """
-    from . import __version__
+    from .. import __version__
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -93,7 +93,7 @@ def _coerce(config: Any, base_dir) -> tuple[ExperimentConfig, Path, str | None, 
 def validate_config(config: Any, data_dir: str | os.PathLike | None = None) -> Plan:
     """Check a config completely (structure, names, parameters, values, data files) without running it.
 
-    Returns the :class:`~noisyfeedback.experiments.plan.Plan`; ``describe_plan(plan)``
+    Returns the :class:`~noisyfeedback.lab.plan.Plan`; ``describe_plan(plan)``
     summarises it. Raises :class:`ConfigError` naming every bad key path.
     """
     cfg, base, _, _ = _coerce(config, None)

@@ -13,7 +13,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ...recommend_bandit import RECOMMENDED
+from ..recommend_bandit import RECOMMENDED
 from ..recipes import Claim
 
 __all__ = ["RECOMMENDED", "NOT_THE_PAPER", "split_ours", "bandit_bottom_line", "bandit_tables",
@@ -96,7 +96,7 @@ def bandit_figures(rep: pd.DataFrame, bottom: pd.DataFrame, ours: Iterable[str] 
                    algo_col: str | None = None) -> dict[str, object]:
     """One figure per data set, one panel per setting: the learning curves of ours and of the paper's best
     algorithm (mean, min–max over the report seeds)."""
-    from ... import plots
+    from .. import figures as plots
     from ..figures import color_picker, new_figure
 
     ours = list(ours)

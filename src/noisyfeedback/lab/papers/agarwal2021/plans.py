@@ -6,7 +6,7 @@ import time
 
 import pandas as pd
 
-from .... import recommend_bandit
+from ... import recommend_bandit
 from ...engine import make_task
 
 

@@ -58,7 +58,7 @@ def _setup(plan: dict, quick: bool, soba_variants: dict, sweep_seconds: float, j
 
 def sections(results: dict, claims: list[Claim], ctx) -> list:
     """The report's sections (results, claims -> sections)."""
-    from ....report import Section
+    from ...report import Section
     from ... import figures
 
     df, plan = results["df"], ctx.plan
@@ -92,7 +92,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 def recommend_section(results: dict, ctx):
     """"What we recommend instead": SquareCB and EpsilonGreedy (defaults) next to the paper's best of the
     same run, on the same streams and report seeds (issue #15); None when they did not run."""
-    from ....report import Section
+    from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_NOISY_RATIO, recommend_bottom_line, recommend_claims
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .... import recommend_bandit
+from ... import recommend_bandit
 from .tables import _with_algo, final_table, gamma_table, gap_table
 
 

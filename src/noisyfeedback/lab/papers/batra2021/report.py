@@ -47,7 +47,7 @@ def fig_gamma(tun: pd.DataFrame, ds: str, paper: dict[str, float], levels: dict[
 
 
 def _curves(ax, rows: pd.DataFrame, order: list[str], title: str):
-    from ....plots import learning_curves
+    from ...figures import learning_curves
 
     rows = rows[rows["algo"].isin(order)]
     rows = rows.assign(_o=rows["algo"].map({a: i for i, a in enumerate(order)})).sort_values(["_o", "seed"])
@@ -182,7 +182,7 @@ def _findings(results: dict, claims: list[Claim]) -> list[str]:
 
 def sections(results: dict, claims: list[Claim], ctx) -> list:
     """The report's sections (results, claims -> sections)."""
-    from ....report import Section
+    from ...report import Section
 
     r = results
     rep, tun, msw, gaps, fin, gtab = r["rep"], r["tun"], r["msw"], r["gaps"], r["fin"], r["gtab"]
@@ -242,7 +242,7 @@ INTRO = ("MC-DBF learns a linear multiclass classifier from diluted bandit feedb
 def recommend_section(results: dict, ctx):
     """"What we recommend instead": SquareCB and EpsilonGreedy (defaults) next to the paper's algorithm of
     the same run, on the same streams and report seeds (issue #15); None when they did not run."""
-    from ....report import Section
+    from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_DILUTED_RATIO, recommend_bottom_line, recommend_claims
 

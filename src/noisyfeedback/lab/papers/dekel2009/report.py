@@ -151,7 +151,7 @@ def _data_note(df: pd.DataFrame, plan: dict, quick: bool) -> list[str]:
         "ε > |S^e|√|S_t|/m is easier to meet with small teachers, but the constraint's slack ε/(m√|S_t|) is "
         "looser relative to the average α, so absolute numbers are not expected to match the paper.",
         "Users with LIBSVM's `rcv1.binary` (one binary problem, CCAT+ECAT vs GCAT+MCAT) can run "
-        "`noisyfeedback.experiments.papers.dekel2009.run(RCV1_PLAN, ...)`.",
+        "`noisyfeedback.lab.papers.dekel2009.run(RCV1_PLAN, ...)`.",
     ]
     if quick:
         data_note.append("Quick mode runs on scikit-learn's digits (≈180 training examples per problem, "
@@ -208,7 +208,7 @@ def _findings(df: pd.DataFrame, sens: pd.DataFrame, plan: dict, claims: list) ->
 def sections(results: dict, claims: list, ctx) -> list:
     """The report's sections (the summary line and the links come from the engine's :func:`run_paper`)."""
     from ...recipes import claims_table
-    from ....report import Section
+    from ...report import Section
 
     df, lam_tab, sens, plan = results["df"], results["lam_tab"], results["sens"], ctx.plan
     n_t = plan["n_teachers"]

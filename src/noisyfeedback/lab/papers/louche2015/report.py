@@ -195,7 +195,7 @@ def _findings(df: pd.DataFrame, claims: list[Claim]) -> list[str]:
 
 def sections(results: dict, claims: list[Claim], ctx) -> list:
     """The report's sections (results, claims -> sections)."""
-    from ....report import Section
+    from ...report import Section
 
     df, plan = results["df"], ctx.plan
     setup = _setup(df, plan, ctx.quick, ctx.seconds, ctx.jobs)
@@ -249,7 +249,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 def recommend_section(df: pd.DataFrame, plan: dict):
     """"What we recommend instead": CorrectedLogisticRegression and the peers next to UMA and the
     Perceptron of the same runs, on the same noisy labels (issue #16); None when they did not run."""
-    from ....report import Section
+    from ...report import Section
     from .. import _recommend as rec
     from .claims import recommend_bottom_lines, recommend_claims
 

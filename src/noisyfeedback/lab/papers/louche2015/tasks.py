@@ -255,7 +255,7 @@ def recommend_fits(Xtr, y_noisy, Xte, yte, K: int, C, seed: int, estimate: bool 
     was refused). UMA is not refitted here: the paper's own UMA of the same run is the comparison."""
     from sklearn.preprocessing import StandardScaler
 
-    from ....recommend_supervised import label_noise_plan
+    from ...recommend_supervised import label_noise_plan
 
     sc = StandardScaler().fit(Xtr)
     Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)

@@ -231,7 +231,7 @@ def _findings(claims: list[Claim], s_single: pd.DataFrame, gap: pd.DataFrame, sy
 
 def sections(results: dict, claims: list[Claim], ctx) -> list:
     """The report's sections (results, claims -> sections)."""
-    from ....report import Section
+    from ...report import Section
 
     plan, raw, tun, single = ctx.plan, results["raw"], results["tun"], results["single"]
     s_single, fig6, traces, B7 = results["s_single"], results["fig6"], results["traces"], plan["self_tuned_budget"]
@@ -282,7 +282,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 def recommend_section(results: dict, plan: dict):
     """"What we recommend instead": WeightedRLS (defaults) and the peers next to the best tuned ORS on the
     same report sequences (issue #16); None when they did not run."""
-    from ....report import Section
+    from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_KNOWN_RATIO, recommend_bottom_lines, recommend_claims, recommend_rows
     from .plans import PADASIP_RLS_MAX_D

@@ -74,7 +74,7 @@ def _flip_text(p: dict[str, Any], plan: dict) -> list[str]:
 
 def sections(results: dict, claims: list, ctx) -> list:
     """The report's sections (the summary line and the links come from the engine's :func:`run_paper`)."""
-    from ....report import Section
+    from ...report import Section
     from ...recipes import claims_table
 
     plan, quick = ctx.plan, ctx.quick
@@ -110,7 +110,7 @@ def sections(results: dict, claims: list, ctx) -> list:
             "Rerun: `noisyfeedback reproduce open-bandit --data-dir ../shared/data --out DIR` "
             "(`--quick`: a generated log). A rerun into the same folder resumes: the engine's per-task files "
             "in `results/tasks/` are reused, and `results/*.parquet` hold the tables. Code: "
-            "`noisyfeedback.experiments.papers.open_bandit` (plans, tasks, claims, report) over "
+            "`noisyfeedback.lab.papers.open_bandit` (plans, tasks, claims, report) over "
             "`noisyfeedback.ope.replication`.",
         ]),
     ]
