@@ -9,6 +9,7 @@ its timing lines.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -132,11 +133,10 @@ def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None
             saved["attrs"].append((module, attr, getattr(module, attr)))
             setattr(module, attr, value)
 
-        def func(quick, data_dir, out_dir, jobs, progress, _paper=paper, _plan=plans[name]):
-            return rec.run_paper(_paper, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs,
-                                 progress=progress, plan=json.loads(json.dumps(_plan)))
+        def plan(quick, data_dir, _plan=plans[name]):
+            return json.loads(json.dumps(_plan))
 
-        rec.RECIPES[name] = rec.Recipe(name, func, recipe.title, recipe.description)
+        rec.RECIPES[name] = dataclasses.replace(paper, plan=plan)
     return saved
 
 

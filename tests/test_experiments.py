@@ -380,17 +380,17 @@ def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatc
     rec._load_builtin()
     monkeypatch.setattr(rec, "_load_builtin", lambda: None)
     monkeypatch.setattr(rec, "RECIPES", {"example": rec.RECIPES["example"]})
-
-    @rec.register_recipe("tiny", title="A tiny recipe")
-    def tiny(quick, data_dir, out_dir, jobs, progress):
-        return write_report(out_dir, "tiny", [Section("Only", text=["quick" if quick else "full"])])
+    rec.register_paper(rec.Paper(
+        name="tiny", title="A tiny recipe", url="https://example.org/tiny", plan=lambda quick, data_dir: {},
+        run=lambda engine, plan, data_dir: None, claims=lambda results, ctx: [],
+        sections=lambda results, claims, ctx: [Section("Only", text=["quick" if ctx.quick else "full"])]))
 
     index = reproduce("all", quick=True, out=tmp_path / "all", progress=False)
     local = _check_links(index)
     assert "example/index.html" in local and "tiny/index.html" in local
     md = (tmp_path / "all" / "index.md").read_text(encoding="utf-8")
     assert "Quick mode checks the pipeline" in md and "not the papers' results" in md
-    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | — |" in md  # tiny: no claims.json
+    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | 0 of 0 claims hold |" in md
     assert re.search(r"In all, \d of 1 claims hold", md)
     assert "[All reports](../index.html)" in (tmp_path / "all" / "example" / "index.md").read_text(encoding="utf-8")
     for ref in local:

@@ -8,7 +8,7 @@
 True
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import datasets, feedback, metrics, noise
 from . import ope

@@ -182,7 +182,7 @@ class Learner:
             "scalars": scalars,
             "rng_state": rng_state,
         }
-        from . import __version__
+        from ._version import __version__
 
         meta["library_version"] = __version__
         payload = {f"arr__{k}": v for k, v in arrays.items()}

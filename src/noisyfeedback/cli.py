@@ -22,7 +22,6 @@ flipped); both are scored on held-out rows against the clean labels.
 
 from __future__ import annotations
 
-import ast
 import re
 import inspect
 import json
@@ -49,6 +48,7 @@ from rich.table import Table
 import noisyfeedback as nf
 
 from . import registry
+from .registry import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 from ._io import atomic_write_text, dumps
 
 __all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS"]
@@ -99,30 +99,6 @@ def _user_errors() -> Iterator[None]:
 
 
 # --------------------------------------------------------------- building
-def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """``["gamma=0.05", "seed=3", "scaling=opt"]`` -> {"gamma": 0.05, "seed": 3, "scaling": "opt"}.
-
-    >>> parse_params(["gamma=0.05", "diag=true", "name=opt", "m=3"])
-    {'gamma': 0.05, 'diag': True, 'name': 'opt', 'm': 3}
-    """
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key.isidentifier():
-            raise CLIError(f"{flag} takes NAME=VALUE (e.g. {flag} gamma=0.05); got {item!r}.")
-        raw = raw.strip()
-        words = {"true": True, "false": False, "none": None, "null": None}
-        if raw.lower() in words:
-            out[key] = words[raw.lower()]
-            continue
-        try:
-            out[key] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            out[key] = raw
-    return out
-
-
 def _signature(factory: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:
     """(named keyword parameters, accepts **kwargs) of a class or factory."""
     sig = inspect.signature(factory)

@@ -7,11 +7,12 @@ by the command line and by the experiment configs. A new learner is one line in
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 __all__ = ["LEARNERS", "CHANNELS", "key", "learner_classes", "resolve_learner", "channel_classes",
-           "resolve_channel"]
+           "resolve_channel", "parse_params"]
 
 #: class name -> "module:qualname"; the explicit list of classes a model file may name
 LEARNERS: dict[str, str] = {
@@ -91,3 +92,27 @@ def resolve_channel(name: str) -> type:
     'NoisyBandit'
     """
     return _resolve(CHANNELS, name, "feedback channel")
+
+
+def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """``["gamma=0.05", "seed=3", "scaling=opt"]`` -> {"gamma": 0.05, "seed": 3, "scaling": "opt"}.
+
+    >>> parse_params(["gamma=0.05", "diag=true", "name=opt", "m=3"])
+    {'gamma': 0.05, 'diag': True, 'name': 'opt', 'm': 3}
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"{flag} takes NAME=VALUE (e.g. {flag} gamma=0.05); got {item!r}.")
+        raw = raw.strip()
+        words = {"true": True, "false": False, "none": None, "null": None}
+        if raw.lower() in words:
+            out[key] = words[raw.lower()]
+            continue
+        try:
+            out[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            out[key] = raw
+    return out

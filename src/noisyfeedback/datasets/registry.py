@@ -23,11 +23,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import bundled, generators, loaders
-from ._common import _normalize_inplace, check_split, normalize_rows
+from ._common import ENV_VAR, _dedupe, _normalize_inplace, check_split, data_dirs, normalize_rows  # noqa: F401
 
 __all__ = ["load", "catalog", "data_dirs", "locate", "known_names", "ENV_VAR"]
 
-ENV_VAR = "NOISYFEEDBACK_DATA"
 
 _GET_DATA_HINT = (
     "set {env}=/path/to/data, or pass data_dir=... (--data-dir DIR on the command line)"
@@ -227,32 +226,6 @@ def known_names() -> list[str]:
 
 
 # ----------------------------------------------------------- directories
-
-
-def data_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
-    """The data directories searched, highest priority first.
-
-    ``data_dir`` (if given), then each entry of ``$NOISYFEEDBACK_DATA``, then
-    ``~/.cache/noisyfeedback``. Directories need not exist. Returns a list of Paths
-    (``~`` expanded, duplicates removed).
-    """
-    out: list[Path] = []
-    if data_dir is not None:
-        out.append(Path(os.fspath(data_dir)).expanduser())
-    env = os.environ.get(ENV_VAR, "")
-    out += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
-    out.append(Path.home() / ".cache" / "noisyfeedback")
-    return _dedupe(out)
-
-
-def _dedupe(paths: list[Path]) -> list[Path]:
-    seen, out = set(), []
-    for p in paths:
-        key = os.path.abspath(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
 
 
 def _search_dirs(spec: _Spec, data_dir) -> list[Path]:

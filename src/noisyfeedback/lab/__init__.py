@@ -17,7 +17,7 @@ For the command line (thin wrappers call these):
 
 In code: :func:`run_experiment` takes a path, a dict or an :class:`ExperimentConfig`;
 :func:`read_results` reads a results table; :mod:`.figures` turns it into figures and
-tables; :func:`register_recipe` adds a reproduction. See :mod:`.config` for the schema
+tables; :func:`register_paper` adds a reproduction (a :class:`Paper`). See :mod:`.config` for the schema
 and ``examples/`` for configs.
 
 >>> from noisyfeedback.lab import parse_config, build_plan
@@ -33,8 +33,8 @@ from . import figures
 from .config import ConfigError, ExperimentConfig, load_config, parse_config
 from .figures import plot_results
 from .plan import Plan, build_plan, describe_plan
-from .recipes import RecipeError, recipe_names, register_recipe, reproduce
-from .runner import new_progress, run_config, run_experiment, validate_config
+from .recipes import Claim, Paper, RecipeError, recipe_names, register_paper, reproduce
+from .runner import new_progress, run_config, run_experiment, sweep, validate_config
 from .store import read_results
 from .engine import Engine, make_task, register_task_kind, run_tasks, task_kind
 from .tasks import run_task
@@ -42,10 +42,13 @@ from .tasks import run_task
 __all__ = [
     "run_config",
     "run_experiment",
+    "sweep",
     "validate_config",
     "plot_results",
     "reproduce",
-    "register_recipe",
+    "register_paper",
+    "Paper",
+    "Claim",
     "recipe_names",
     "RecipeError",
     "read_results",

@@ -2,14 +2,20 @@
 
 A *task* is a small plain dict (JSON-able); its ``task_id`` is a hash of its
 content, so a task is its own identity. A *task kind* is a pure function
-registered under a name:
+registered under a name, and a task names its function by import path
+(``task["_func"] = "package.module:function"``, filled in by :func:`make_task`):
+a worker process imports that one module and nothing else (never every paper).
+Keys starting with "_" say where to find things, not what to compute: they are
+not part of the task's identity.
 
-- ``register_task_kind("dekel2009.split", data=False)``: ``func(task) -> rows``
-  (a list of dicts, or one dict); the task names its kind in ``task["kind"]``.
-- ``register_task_kind("online")`` (``data=True``, the sweep kinds of a TOML
-  config): ``func(task, X, y, n_classes, seeds) -> result columns``; the engine
-  loads the task's data set once per worker process and seeds it from the
-  task's identity (see :mod:`.tasks`). The config's learner ``kind`` picks it.
+- ``@task_kind("dekel2009.split")``: ``func(task) -> rows`` (a list of dicts, or
+  one dict); the engine stores the rows as JSON (:meth:`Engine.run` reads them back).
+- ``@task_kind("sweep", row=True)`` (:func:`.tasks.run_task`): the task of a TOML
+  sweep, one more kind: ``func(task) -> row``, the row of the sweep's results
+  table, stored as its columns.
+- ``register_task_kind("online")`` (``data=True``): what a sweep task runs on its
+  loaded data set, picked by the config's learner ``kind``:
+  ``func(task, X, y, n_classes, seeds) -> result columns`` (see :mod:`.tasks`).
 
 The engine alone owns the rest: the results store (one file per finished task,
 :mod:`.store`), resuming (finished tasks are skipped, and the run says how many),
@@ -20,6 +26,7 @@ depend on earlier results runs its parts in order in one :class:`Engine`::
     with Engine(out_dir / "results", name="dekel2009", jobs=jobs, progress=progress) as eng:
         problems = eng.run(problem_tasks, "choosing λ")       # one result (list of rows) per task
         rows = eng.rows(split_tasks(problems), "splits")      # the rows of every task, in task order
+        df = sweep(eng, config, "sweep")                      # a TOML sweep on this engine (.runner.sweep)
 
 Results never depend on the backend or on the order tasks finish: the engine
 returns results in task order, and every task is seeded from its own content.
@@ -28,6 +35,7 @@ returns results in task order, and every task is seeded from its own content.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import json
 import os
 import time
@@ -42,35 +50,62 @@ from .config import _json_default, stable_hash
 from .store import ResultsStore, atomic_path
 
 __all__ = ["Engine", "TaskKind", "KINDS", "register_task_kind", "task_kind", "make_task", "task_id",
-           "execute", "run_tasks", "new_progress"]
+           "func_path", "resolve_func", "execute", "run_tasks", "new_progress"]
 
 
 @dataclass(frozen=True)
 class TaskKind:
-    """A registered task kind: ``func`` and whether it runs on a config task's loaded data set."""
+    """A registered task kind: ``func``, whether it runs on a config task's loaded data set (``data``)
+    and whether it returns the store's row itself (``row``) rather than a list of rows."""
 
     name: str
     func: Callable[..., Any]
     data: bool = True
+    row: bool = False
+
+    @property
+    def path(self) -> str:
+        """Where a worker finds the function: ``"module:qualname"``."""
+        return func_path(self.func)
 
 
-#: name -> TaskKind (the sweep kinds "online", "batch", ... and every recipe's kinds)
+#: name -> TaskKind (the sweep's learner kinds "online", ..., the "sweep" kind and every recipe's kinds)
 KINDS: dict[str, TaskKind] = {}
 
 
-def register_task_kind(kind: str, *, data: bool = True):
+def func_path(func: Callable[..., Any]) -> str:
+    """``"module:qualname"`` of a module-level function (what a task names to be run by)."""
+    path = f"{func.__module__}:{func.__qualname__}"
+    if "<" in path:
+        raise ValueError(f"a task kind must be a module-level function (a worker imports it by path); got {path}.")
+    return path
+
+
+def resolve_func(path: str) -> Callable[..., Any]:
+    """The function at ``"module:qualname"`` (importing that module only)."""
+    module, sep, qualname = str(path).partition(":")
+    if not sep:
+        raise ValueError(f"a task function is named 'module:qualname'; got {path!r}.")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def register_task_kind(kind: str, *, data: bool = True, row: bool = False):
     """Decorator registering a task kind (see the module docstring)."""
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        KINDS[kind] = TaskKind(kind, func, data)
+        KINDS[kind] = TaskKind(kind, func, data, row)
+        func._task_row = row  # what a worker that imported the function by path needs to know
         return func
 
     return deco
 
 
-def task_kind(kind: str):
+def task_kind(kind: str, *, row: bool = False):
     """Decorator: ``@task_kind("paper.part") def run(task) -> rows`` (a pure function of the task)."""
-    return register_task_kind(kind, data=False)
+    return register_task_kind(kind, data=False, row=row)
 
 
 def task_id(task: dict[str, Any]) -> str:
@@ -82,23 +117,30 @@ def task_id(task: dict[str, Any]) -> str:
 
 
 def make_task(kind: str, **payload: Any) -> dict[str, Any]:
-    """A task of ``kind`` with ``payload`` (JSON-able values), its ``task_id`` filled in."""
+    """A task of ``kind`` with ``payload`` (JSON-able values), its ``task_id`` and ``_func`` (where its
+    function is) filled in."""
     task = {"kind": kind, **payload}
     json.dumps(task, default=_json_default)  # fail here, not on a worker, if it is not plain data
     task["task_id"] = task_id(task)
+    task.setdefault("_func", _kind(kind).path)
     return task
 
 
 def _kind(name: str) -> TaskKind:
-    if name not in KINDS:
-        # a fresh worker process: import the modules that register kinds (the recipes)
-        from .recipes import _load_builtin
-
-        _load_builtin()
     try:
         return KINDS[name]
     except KeyError:
         raise ValueError(f"unknown task kind {name!r}; known: {', '.join(sorted(KINDS))}") from None
+
+
+def _task_func(task: dict[str, Any]) -> Callable[..., Any]:
+    """The task's function: by its ``_func`` path (a worker imports that module only), else its kind."""
+    path = task.get("_func")
+    if path is not None:
+        return resolve_func(path)
+    if "kind" not in task:
+        raise ValueError(f"task {task.get('task_id')} names neither a 'kind' nor a '_func'.")
+    return _kind(task["kind"]).func
 
 
 def execute(task: dict[str, Any]) -> dict[str, Any]:
@@ -114,13 +156,12 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _execute(task: dict[str, Any]) -> dict[str, Any]:
-    kind = task.get("kind")
-    if kind is None:  # a config sweep task: its learner's kind, on its loaded data set
-        from .tasks import run_task
-
-        return run_task(task)
+    func = _task_func(task)
+    if getattr(func, "_task_row", False):  # the task returns its store row itself (a sweep's task)
+        return func(task)
     t0 = time.perf_counter()
-    result = _kind(kind).func(task)
+    result = func(task)
+    kind = task.get("kind")
     rows = result if isinstance(result, list) else [result]
     return {"task_id": task["task_id"], "kind": kind,
             "rows": json.dumps(rows, default=_json_default),
@@ -245,10 +286,12 @@ class Engine:
     def log(self, text: str) -> None:
         self.bars.log(f"{self.name}: {text}")
 
-    def run_missing(self, tasks: Iterable[dict[str, Any]], part: str) -> int:
-        """Run the tasks without a result file yet; return how many ran."""
+    def run_missing(self, tasks: Iterable[dict[str, Any]], part: str, store: ResultsStore | None = None) -> int:
+        """Run the tasks without a result file yet; return how many ran. ``store``: where their
+        results go (default: the engine's; a sweep run on this engine has its own folder)."""
+        store = self.store if store is None else store
         tasks = list(tasks)
-        done = self.store.finished()
+        done = store.finished()
         todo, seen = [], set()
         for t in tasks:
             tid = t["task_id"]
@@ -262,7 +305,7 @@ class Engine:
         self.resumed += already
         bar = self.bars.add(f"{self.name}: {part}", total=total, completed=already)
         for row in self.backend.imap_unordered(execute, todo):
-            self.store.write_row(row)
+            store.write_row(row)
             self.bars.advance(bar)
         self.ran += len(todo)
         return len(todo)
@@ -279,17 +322,6 @@ class Engine:
     def rows(self, tasks: Iterable[dict[str, Any]], part: str) -> list[dict[str, Any]]:
         """The rows of every task, concatenated in task order."""
         return [r for rows in self.run(tasks, part) for r in rows]
-
-    def sweep(self, config: Any, folder: str, data_dir=None) -> pd.DataFrame:
-        """Run (or resume) a config sweep (a TOML path, dict or ExperimentConfig; see :mod:`.config`) into
-        ``<out>/<folder>`` with this engine's backend settings and progress display; its results table."""
-        from .runner import run_experiment
-        from .store import read_results
-
-        progress = self.bars.p if self.bars.p is not None else False
-        path = run_experiment(config, self.store.root / folder, jobs=self._jobs, scheduler=self._scheduler,
-                              progress=progress, data_dir=data_dir)
-        return read_results(path)
 
     def write_table(self, name: str, df: pd.DataFrame) -> Path:
         """Write ``df`` as ``<out>/<name>.parquet`` (atomically)."""

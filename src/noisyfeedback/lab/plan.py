@@ -33,7 +33,7 @@ from .config import (
     format_path,
     stable_hash,
 )
-from .engine import KINDS  # the sweep kinds are registered by .tasks, imported with the package
+from .engine import KINDS  # the sweep's kinds are registered by .tasks, imported with the package
 
 __all__ = [
     "Plan",
@@ -369,6 +369,8 @@ class Unit:
         task_id = stable_hash(identity)
         return {
             "task_id": task_id,
+            "kind": "sweep",  # the engine's task kind (its function: "_func"); not part of the identity
+            "_func": KINDS["sweep"].path,
             **identity,
             "load": self.dataset.load,
             "labels": {

@@ -1,41 +1,22 @@
-"""``reproduce``: a registry of recipes, each rerunning a paper's experiments and writing a report.
+"""``reproduce``: the registered papers, each rerunning a paper's experiments and writing a report.
 
-A recipe is a function ``recipe(quick, data_dir, out_dir, jobs, progress) -> Path``
-(the report's ``index.html``), registered under a name. Put a paper's recipe in
-``noisyfeedback/lab/papers/<paper>/`` (a package: plans, task kinds, claims, report sections;
-see :class:`Paper`): every module there is imported
-when recipes are listed or run. ::
+A paper's recipe only *declares* (:class:`Paper`, registered with :func:`register_paper`; one
+folder per paper under ``noisyfeedback/lab/papers/``, every module there imported when the papers
+are listed or run): its plans (quick and full), its task kinds (pure functions,
+:func:`.engine.task_kind`), what to run (``run(engine, plan, data_dir) -> results``: tasks handed
+to the engine, part by part; a TOML-style sweep is :func:`.runner.sweep` on the same engine), its
+claims (``claims(results, ctx) -> [Claim]``, the thresholds beside them) and its report sections
+(``sections(results, claims, ctx)``). :func:`run_paper` does the rest once for every paper: the
+engine (the results store in ``<report>/results``, resume, backends, progress), the "N of M claims
+hold" line with the links to the index and to the paper, the report, and ``claims.json`` for the
+index. :func:`claims_table` puts every number a paper states next to ours.
 
-    from noisyfeedback.lab import register_recipe, run_experiment, read_results
+``quick``: bundled or generated data, minutes at most; ``data_dir``: where data files are (None:
+the default search); ``jobs``: worker processes; ``progress``: True/False or a rich Progress to add
+bars to.
 
-    @register_recipe("agarwal2021", title="Agarwal & Manwani (2021): noisy bandit feedback")
-    def agarwal2021(quick, data_dir, out_dir, jobs, progress):
-        results = run_experiment({...config...}, out_dir / "results", jobs=jobs,
-                                 progress=progress, data_dir=data_dir)
-        df = read_results(results)
-        ...figures (lab.figures), tables, claims_table([...])...
-        return write_report(out_dir, title, sections)
-
-``quick``: bundled or generated data, minutes at most; ``data_dir``: where data
-files are (None: the default search); ``out_dir``: an existing folder for the
-report (put the sweep's results in ``out_dir / "results"`` so the report folder
-is self-contained and a rerun resumes); ``jobs``: worker processes;
-``progress``: True/False or a rich Progress to add bars to.
-
-:func:`claims_table` puts every number a paper states next to ours.
-A paper's recipe only *declares* (:class:`Paper`, registered with
-:func:`register_paper`; one folder per paper under ``papers/``): its plans
-(quick and full), its task kinds (pure functions, :func:`.engine.task_kind`),
-what to run (``run(engine, plan, data_dir) -> results``: tasks handed to the
-engine, part by part), its claims (``claims(results, ctx) -> [Claim]``, the
-thresholds beside them) and its report sections (``sections(results, claims,
-ctx)``). :func:`run_paper` does the rest once for every paper: the engine (the
-results store in ``<report>/results``, resume, backends, progress), the
-"N of M claims hold" line with the links to the index and to the paper, the
-report, and ``claims.json`` for the index.
-
-``reproduce("all", ...)`` runs every recipe into ``out/<name>/`` and writes
-``out/index.html`` and ``out/index.md`` linking each report.
+``reproduce("all", ...)`` runs every paper into ``out/<name>/`` and writes ``out/index.html`` and
+``out/index.md`` linking each report.
 """
 
 from __future__ import annotations
@@ -55,41 +36,16 @@ import pandas as pd
 
 from .store import atomic_write_bytes
 
-__all__ = ["register_recipe", "reproduce", "recipe_names", "RECIPES", "Recipe", "RecipeError", "Claim",
-           "claims_table", "Paper", "Context", "register_paper", "run_paper", "claims_summary", "availability_note"]
+__all__ = ["reproduce", "recipe_names", "RECIPES", "PAPERS", "RecipeError", "Claim", "claims_table", "Paper",
+           "Context", "register_paper", "run_paper", "claims_summary", "availability_note"]
 
 
 class RecipeError(RuntimeError):
     """One or more recipes of ``reproduce('all')`` failed (the index says which)."""
 
 
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    func: Callable[..., Path]
-    title: str
-    description: str = ""
-
-
 #: True while ``reproduce("all")`` runs a recipe (its report then links to ``../index.html``)
 _IN_ALL: contextvars.ContextVar[bool] = contextvars.ContextVar("noisyfeedback_reproduce_all", default=False)
-
-#: name -> Recipe, in registration order
-RECIPES: dict[str, Recipe] = {}
-
-
-def register_recipe(name: str, *, title: str | None = None, description: str = ""):
-    """Decorator registering ``func(quick, data_dir, out_dir, jobs, progress) -> report path`` as ``name``."""
-    key = name.strip().lower()
-    if not key or key == "all" or not key.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"invalid recipe name {name!r} (letters, digits, '-' and '_'; not 'all').")
-
-    def deco(func: Callable[..., Path]) -> Callable[..., Path]:
-        doc = (func.__doc__ or "").strip().splitlines()
-        RECIPES[key] = Recipe(key, func, title or (doc[0] if doc else key), description)
-        return func
-
-    return deco
 
 
 def recipe_names() -> list[str]:
@@ -99,8 +55,9 @@ def recipe_names() -> list[str]:
 
 
 def _load_builtin() -> None:
-    """Import the modules that register recipes: every module of ``noisyfeedback.lab.papers``
-    and those listed in :data:`BUILTIN_RECIPE_MODULES`."""
+    """Import the modules that register papers: every module of ``noisyfeedback.lab.papers``
+    and those listed in :data:`BUILTIN_RECIPE_MODULES` (the parent process only: a worker imports
+    the one module of its task's function, see :mod:`.engine`)."""
     import importlib
     import pkgutil
 
@@ -159,12 +116,11 @@ def reproduce(
     return index
 
 
-def _run_one(recipe: Recipe, quick, data_dir, out_dir: Path, jobs, progress) -> Path:
+def _run_one(paper: "Paper", quick, data_dir, out_dir: Path, jobs, progress) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = recipe.func(quick=bool(quick), data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress)
-    path = Path(path)
+    path = Path(run_paper(paper, quick=bool(quick), data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress))
     if not path.is_file():
-        raise RuntimeError(f"recipe {recipe.name!r} returned {path}, which is not a file.")
+        raise RuntimeError(f"recipe {paper.name!r} returned {path}, which is not a file.")
     return path
 
 
@@ -208,7 +164,7 @@ def _index_rows(out_dir: Path, entries) -> list[dict]:
 def _write_index(out_dir: Path, entries, quick: bool) -> Path:
     """``out/index.md`` and ``out/index.html``: one row per report (its claims, N of M, and its time),
     the totals, and in quick mode the plain statement that quick mode checks the pipeline only."""
-    from .. import __version__
+    from .._version import __version__
 
     title = "noisyfeedback: reproductions" + (" (quick)" if quick else "")
     rows = _index_rows(out_dir, entries)
@@ -337,18 +293,17 @@ class Paper:
     description: str = ""
 
 
-#: name -> Paper, for the recipes declared as papers
-PAPERS: dict[str, Paper] = {}
+#: name -> Paper, in registration order: what ``reproduce`` runs (``PAPERS`` is the same dict)
+RECIPES: dict[str, Paper] = {}
+PAPERS = RECIPES
 
 
 def register_paper(paper: Paper) -> Paper:
-    """Register a declared paper as the recipe ``paper.name``."""
-    PAPERS[paper.name] = paper
-
-    def recipe(quick: bool, data_dir, out_dir: Path, jobs: int, progress) -> Path:
-        return run_paper(paper, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress)
-
-    register_recipe(paper.name, title=paper.title, description=paper.description)(recipe)
+    """Register a declared paper as the recipe ``paper.name`` (letters, digits, '-' and '_'; not 'all')."""
+    key = paper.name.strip().lower()
+    if not key or key == "all" or not key.replace("-", "").replace("_", "").isalnum() or key != paper.name:
+        raise ValueError(f"invalid recipe name {paper.name!r} (lower-case letters, digits, '-' and '_'; not 'all').")
+    RECIPES[key] = paper
     return paper
 
 
@@ -402,7 +357,9 @@ def _example_plan(quick: bool, data_dir=None) -> dict:
 
 def _example_run(engine, plan: dict, data_dir) -> pd.DataFrame:
     """The sweep through the engine (``results/sweep/``): its results table."""
-    return engine.sweep(plan, "sweep", data_dir=data_dir)
+    from .runner import sweep
+
+    return sweep(engine, plan, "sweep", data_dir=data_dir)
 
 
 def _example_claims(df: pd.DataFrame, ctx: Context) -> list[Claim]:

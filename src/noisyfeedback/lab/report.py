@@ -184,7 +184,7 @@ def write_report(
     figures, tables. Floats in tables are written with ``float_format``;
     format cells yourself (as strings) for anything else, e.g. "0.12 ± 0.01".
     """
-    from .. import __version__
+    from .._version import __version__
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

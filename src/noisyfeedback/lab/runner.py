@@ -28,17 +28,18 @@ import numpy as np
 import pandas as pd
 
 from .config import ConfigError, ExperimentConfig, canonical_json, load_config, parse_config
-from .engine import Engine, _Bars, new_progress, run_tasks  # noqa: F401  (_Bars: older imports)
+from .engine import Engine, new_progress, run_tasks
 from .plan import Plan, build_plan, describe_plan, param_text
 from .store import ResultsStore, read_results
 
-__all__ = ["run_experiment", "run_config", "validate_config", "read_results", "choose", "new_progress", "ConfigError"]
+__all__ = ["run_experiment", "run_config", "validate_config", "read_results", "choose", "new_progress", "ConfigError",
+           "sweep"]
 
 
 # ------------------------------------------------------------------ running
-def _run_phase(entries, engine: Engine, part: str) -> int:
-    """Run the unfinished tasks of ``entries`` ((task, annotations) pairs) on the engine."""
-    return engine.run_missing([t for t, _ in entries], part)
+def _run_phase(entries, engine: Engine, part: str, store: ResultsStore) -> int:
+    """Run the unfinished tasks of ``entries`` ((task, annotations) pairs) on the engine, into ``store``."""
+    return engine.run_missing([t for t, _ in entries], part, store=store)
 
 
 def choose(plan: Plan, tuning: list[tuple[dict, dict]], store: ResultsStore) -> tuple[dict[str, dict], pd.DataFrame]:
@@ -137,31 +138,52 @@ def run_experiment(
     name = cfg.name or stem or "experiment"
     with Engine(out, name=name, jobs=jobs, scheduler=scheduler, progress=progress,
                 config_hash=plan.config_hash) as eng:  # locked; config hash checked; task files verified
-        store = eng.store
-        store.write_json("config.json", cfg.model_dump(mode="json"))
-        if text is not None:
-            store.write_text("config.toml", text)
-        eng.log(f"{describe_plan(plan)}; running on {eng.backend.describe()}; results in {store.root}")
-        if plan.selection is None:
-            entries = plan.tasks()
-            _run_phase(entries, eng, "running")
-        else:
-            tuning = plan.tuning_tasks()
-            _run_phase(tuning, eng, "tuning")
-            chosen, cand = choose(plan, tuning, store)
-            report = plan.report_tasks(chosen)
-            for _, meta in tuning:
-                u = meta["unit"]
+        return _sweep_into(eng, eng.store, cfg, plan, text)
+
+
+def _sweep_into(eng: Engine, store: ResultsStore, cfg: ExperimentConfig, plan: Plan, text: str | None,
+                prefix: str = "") -> Path:
+    """Run (or resume) a planned sweep on ``eng`` with its results in ``store``; ``results.parquet``'s path."""
+    store.write_json("config.json", cfg.model_dump(mode="json"))
+    if text is not None:
+        store.write_text("config.toml", text)
+    eng.log(f"{prefix}{describe_plan(plan)}; running on {eng.backend.describe()}; results in {store.root}")
+    if plan.selection is None:
+        entries = plan.tasks()
+        _run_phase(entries, eng, prefix + "running", store)
+    else:
+        tuning = plan.tuning_tasks()
+        _run_phase(tuning, eng, prefix + "tuning", store)
+        chosen, cand = choose(plan, tuning, store)
+        report = plan.report_tasks(chosen)
+        for _, meta in tuning:
+            u = meta["unit"]
+            meta["chosen"] = canonical_json(chosen[u.group])
+            meta["is_chosen"] = canonical_json(u.selected) == meta["chosen"]
+        for _, meta in report:
+            u = meta["unit"]
+            if u.selected is not None:
                 meta["chosen"] = canonical_json(chosen[u.group])
-                meta["is_chosen"] = canonical_json(u.selected) == meta["chosen"]
-            for _, meta in report:
-                u = meta["unit"]
-                if u.selected is not None:
-                    meta["chosen"] = canonical_json(chosen[u.group])
-            store.write_text("selection.csv", cand.to_csv(index=False))
-            _run_phase(report, eng, "report")
-            entries = tuning + report
-        return store.consolidate(entries, plan.config_hash)
+        store.write_text("selection.csv", cand.to_csv(index=False))
+        _run_phase(report, eng, prefix + "report", store)
+        entries = tuning + report
+    return store.consolidate(entries, plan.config_hash)
+
+
+def sweep(engine: Engine, config: Any, folder: str, data_dir: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Run (or resume) a config sweep (a TOML path, dict or ExperimentConfig) on ``engine`` — its backend,
+    progress display and counts — with its results in ``<engine's results>/<folder>``; its results table.
+    A recipe's sweeps are parts of the recipe's run, not runs of their own."""
+    cfg, base, text, _ = _coerce(config, None)
+    plan = build_plan(cfg, base, data_dir)
+    store = ResultsStore(engine.store.root / folder, plan.config_hash)
+    store.acquire()  # locked; config hash checked
+    try:
+        store.prepare()  # task files verified
+        path = _sweep_into(engine, store, cfg, plan, text, prefix=f"{folder}: ")
+    finally:
+        store.release()
+    return read_results(path)
 
 
 def run_config(

@@ -18,7 +18,8 @@ its exploration draws (common random numbers: learners and channels are
 compared on the same randomness; e.g. RCNBF with ρ0 = ρ1 = 0 under clean
 bandit feedback equals Banditron with the same γ bit for bit).
 
-Task kinds. ``"online"`` tasks run :func:`noisyfeedback.simulate`. Other kinds
+Task kinds. A sweep's task is of the engine's kind ``"sweep"`` (:func:`run_task`), which runs the
+learner's kind on the loaded data set: ``"online"`` tasks run :func:`noisyfeedback.simulate`. Other kinds
 (e.g. batch learners with ``fit``/``predict`` on a test split) plug in with
 :func:`.engine.register_task_kind` (one registry of task kinds, the engine's); a learner's kind is its config ``kind`` or, by
 default, "online" when the class has a compiled simulation loop, else "batch".
@@ -35,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .config import canonical_json, stable_hash
-from .engine import KINDS, register_task_kind
+from .engine import KINDS, register_task_kind, task_kind
 from .plan import make_channel, resolve_learner, takes_n_classes
 
 __all__ = ["run_task", "register_task_kind", "load_dataset", "task_seeds", "clear_cache"]
@@ -148,9 +149,11 @@ def run_online(task: dict[str, Any], X, y, n_classes: int, seeds) -> dict[str, A
 
 
 # ---------------------------------------------------------------- task
+@task_kind("sweep", row=True)
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one task and return its results row (plain values, one row of the results table)."""
-    from .. import __version__
+    """Run one task of a sweep (the task kind "sweep": its learner's kind on its loaded data set) and return
+    its results row (plain values, one row of the results table)."""
+    from .._version import __version__
 
     t0 = time.perf_counter()
     try:

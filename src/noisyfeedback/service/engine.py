@@ -36,7 +36,8 @@ from ..kernels.diluted import top_m_rows
 from ..kernels.linear import predict_rows
 from ..learners._linear import kernel_view
 from .policy import action_distribution, distribution_from_greedy, restricted_draw, set_size
-from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, open_storage
+from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action
+from .stores import open_storage
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 

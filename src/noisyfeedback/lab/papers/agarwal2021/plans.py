@@ -8,6 +8,7 @@ import pandas as pd
 
 from ... import recommend_bandit
 from ...engine import make_task
+from ...runner import sweep
 
 
 SETTINGS_FIG2 = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
@@ -109,7 +110,7 @@ def run(engine, plan: dict, data_dir) -> dict:
         soba_variants[ds["label"]] = "diagonal" if diagonal else "full"
         for part in parts:
             folder = ds["label"] if part in ("all", "others") else f"{ds['label']}-RCINE"
-            frames.append(engine.sweep(_config(ds, plan, diagonal, part), folder, data_dir))
+            frames.append(sweep(engine, _config(ds, plan, diagonal, part), folder, data_dir))
     df = pd.concat(frames, ignore_index=True)
     # the paper's rows (its figures, tables and claims) apart from ours ("What we recommend instead")
     ours = df["learner"].isin(recommend_bandit.RECOMMENDED)

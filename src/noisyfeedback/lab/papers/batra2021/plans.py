@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ... import recommend_bandit
+from ...runner import sweep
 from .tables import _with_algo, final_table, gamma_table, gap_table
 
 
@@ -181,7 +182,7 @@ def run(engine, plan: dict, data_dir) -> dict[str, Any]:
         diagonal = K * d > SOBA_FULL_MAX_KD
         soba_variant[ds["label"]] = (f"diagonal A (K·d = {K * d:,})" if diagonal
                                      else f"full A⁻¹ (K·d = {K * d:,})")
-        df = engine.sweep(_main_config(ds, plan, K, diagonal), ds["label"], data_dir)
+        df = sweep(engine, _main_config(ds, plan, K, diagonal), ds["label"], data_dir)
         mine = df["learner"].isin(recommend_bandit.RECOMMENDED)
         ours.append(df[mine])
         df = df[~mine].reset_index(drop=True)  # the paper's rows: its tables, figures and claims
@@ -190,10 +191,10 @@ def run(engine, plan: dict, data_dir) -> dict[str, Any]:
         med = levels_by_ds[ds["label"]]["medium"]
         h = df[(df["phase"] == "tuning") & (df["learner"] == "MCDBF") & (df["learner.m"] == med)]
         m_gamma[ds["label"]] = float(json.loads(h["chosen"].iloc[0])["gamma"])
-        mframes.append(engine.sweep(_m_config(ds, plan, K, m_gamma[ds["label"]]), f"{ds['label']}-m", data_dir))
+        mframes.append(sweep(engine, _m_config(ds, plan, K, m_gamma[ds["label"]]), f"{ds['label']}-m", data_dir))
         fc = _flips_config(ds, plan, K)
         if fc is not None:
-            ours.append(engine.sweep(fc, f"{ds['label']}-flips", data_dir))
+            ours.append(sweep(engine, fc, f"{ds['label']}-flips", data_dir))
     elapsed = time.perf_counter() - t0
     # "What we recommend instead": ours and, on the flipped channels (beyond the paper), MC-DBF re-tuned
     ours_df = _with_algo(pd.concat(ours, ignore_index=True)) if ours else pd.DataFrame()
