@@ -415,8 +415,7 @@ def noisy_rows(data_dir) -> list[dict]:
         Xm, ym = nf.datasets.load("mnist", split="train", data_dir=data_dir)
         Xm = np.asarray(Xm.toarray() if sp.issparse(Xm) else Xm, dtype=np.float64)
         K, rho = 10, 0.2
-        C = np.full((K, K), rho / (K - 1))
-        np.fill_diagonal(C, 1 - rho)
+        C = nf.feedback.symmetric_confusion(K, rho)
         yn = nf.feedback.ConfusionNoise(C).respond(ym, rng=np.random.default_rng(0))
         t0, c0 = time.perf_counter(), time.process_time()
         m = nf.CorrectedLogisticRegression(confusion=C, C=0.1).fit(Xm, yn)

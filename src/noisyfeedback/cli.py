@@ -23,7 +23,6 @@ flipped); both are scored on held-out rows against the clean labels.
 from __future__ import annotations
 
 import re
-import inspect
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -51,7 +50,7 @@ from . import registry
 from .registry import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 from ._io import atomic_write_text, dumps
 
-__all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS"]
+__all__ = ["app", "DEFAULT_FEEDBACK", "COMMON_DEFAULTS"]
 
 # ------------------------------------------------------------- registry
 # Learners and channels come from the package's one registry, :mod:`noisyfeedback.registry`, by
@@ -63,8 +62,8 @@ DEFAULT_FEEDBACK = {"label": "FullLabel", "bandit": "NoisyBandit", "set": "Dilut
 #: parameters set by the common flags (never taken from a learner's --param for the channel)
 _COMMON = ("gamma", "rho0", "rho1")
 
-#: regression streams (float targets, for NLMS/ORS) by name: functions of :mod:`noisyfeedback.datasets`
-REGRESSION_DATASETS = ("ors_synthetic", "channel_equalization", "speech_substitute")
+#: the values of the common flags when they are not given (to the learners and channels that take them)
+COMMON_DEFAULTS = {"gamma": 0.1, "rho0": 0.2, "rho1": 0.4}
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -99,35 +98,8 @@ def _user_errors() -> Iterator[None]:
 
 
 # --------------------------------------------------------------- building
-def _signature(factory: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:
-    """(named keyword parameters, accepts **kwargs) of a class or factory."""
-    sig = inspect.signature(factory)
-    params = {
-        n: p for n, p in sig.parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
-    return params, any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-
-
-def _build(kind: str, name: str, factory, common: dict[str, Any], explicit: dict[str, Any], fixed: dict[str, Any]):
-    """Call ``factory(**fixed, **accepted common flags, **explicit)``, checking names first."""
-    params, var_kw = _signature(factory)
-    unknown = [k for k in explicit if (k not in params and not var_kw) or k in fixed]
-    if unknown:
-        accepted = [p for p in params if p not in fixed] or ["(none)"]
-        raise CLIError(
-            f"{kind} {name!r} has no parameter {unknown[0]!r}; its parameters are: {', '.join(accepted)}."
-        )
-    kwargs = dict(fixed)
-    kwargs.update({k: v for k, v in common.items() if k in params and v is not None})
-    kwargs.update(explicit)
-    missing = [n for n, p in params.items() if p.default is p.empty and n not in kwargs]
-    if missing:
-        flag = "--param" if kind == "learner" else "--feedback-param"
-        raise CLIError(f"{kind} {name!r} needs {', '.join(missing)}: pass {flag} {missing[0]}=VALUE.")
-    return factory(**kwargs)
-
-
+# Names become learners, channels and datasets through the catalogue (:mod:`noisyfeedback.registry`);
+# what a learner is (online, batch, teachers) its class declares (:class:`noisyfeedback.base.Tags`).
 def learner_class(name: str) -> type:
     """The registered learner class called ``name`` (see :func:`noisyfeedback.registry.resolve_learner`)."""
     try:
@@ -137,7 +109,7 @@ def learner_class(name: str) -> type:
 
 
 def channel_class(name: str) -> type:
-    """The registered feedback channel class called ``name``."""
+    """The registered feedback channel class called ``name`` (aliases such as ``bandit`` included)."""
     try:
         return registry.resolve_channel(name)
     except ValueError as exc:
@@ -145,79 +117,107 @@ def channel_class(name: str) -> type:
 
 
 def learner_role(cls: type) -> str:
-    """How ``simulate`` runs a learner class: 'online', 'regression', 'teachers' or 'batch'."""
-    if getattr(cls, "feedback_kind", None) == "target":
-        return "regression"
-    if hasattr(cls, "_simulate_chunk"):
-        return "online"
-    fit = getattr(cls, "fit", None)
-    if fit is not None and "teachers" in inspect.signature(fit).parameters:
-        return "teachers"
-    return "batch"
+    """How ``simulate`` runs a learner class, from its tags: 'online', 'regression', 'teachers' or 'batch'."""
+    tags = registry.learner_tags(cls)
+    if tags.online:
+        return "regression" if tags.family == "regression" else "online"
+    return "teachers" if tags.family == "teachers" else "batch"
+
+
+def _with_common(names: list[str], common: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` plus the common flags (--gamma, --rho0, --rho1) that the parameters ``names`` include."""
+    return {**{k: v for k, v in common.items() if k in names and v is not None}, **params}
 
 
 def build_learner(name: str, n_classes: int | None, common: dict[str, Any], params: dict[str, Any]):
     """A registered learner: ``cls(n_classes=..., **accepted common flags, **params)``."""
     cls = learner_class(name)
-    fixed = {"n_classes": n_classes} if "n_classes" in _signature(cls)[0] else {}
-    return _build("learner", cls.__name__, cls, common, params, fixed)
+    params = _with_common(registry.learner_params(cls), common, params)
+    try:
+        return registry.build_learner(cls, n_classes, **params)
+    except ValueError as exc:
+        if "has no parameter" in str(exc):
+            raise CLIError(str(exc)) from None
+        raise
 
 
-def _symmetric_confusion(rate: float, n_classes: int) -> np.ndarray:
-    """C with 1 − rate on the diagonal and rate/(K − 1) elsewhere (uniform label noise)."""
-    C = np.full((n_classes, n_classes), rate / max(n_classes - 1, 1))
-    np.fill_diagonal(C, 1.0 - rate)
-    return C
+def default_feedback(learner_cls: type) -> str:
+    """The channel ``simulate`` uses when --feedback is not given: ConfusionNoise for a label-noise
+    learner, else the one giving the learner's ``feedback_kind`` (:data:`DEFAULT_FEEDBACK`)."""
+    if learner_role(learner_cls) == "batch":
+        return "ConfusionNoise"
+    kind = getattr(learner_cls, "feedback_kind", "label")
+    if kind not in DEFAULT_FEEDBACK:
+        raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
+    return DEFAULT_FEEDBACK[kind]
 
 
 def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], learner_params: dict[str, Any],
                    params: dict[str, Any], n_classes: int | None = None):
-    """A registered channel; by default the one matching the learner's ``feedback_kind``.
+    """A registered channel; by default the one matching the learner (:func:`default_feedback`).
 
     Parameters the channel shares with the learner (e.g. ``m`` of MC-DBF and ``Diluted``) are
     passed on from the learner's --param values. ``ConfusionNoise``'s ``C`` may be a number:
-    the uniform noise rate of a symmetric C over the dataset's classes.
+    the uniform noise rate of a symmetric C over the dataset's classes (or give ``noise``).
     """
-    if name is None:
-        kind = getattr(learner_cls, "feedback_kind", "label")
-        if learner_role(learner_cls) == "batch":
-            name = "ConfusionNoise"
-        elif kind in DEFAULT_FEEDBACK:
-            name = DEFAULT_FEEDBACK[kind]
-        else:
-            raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
-    cls = channel_class(name)
+    cls = channel_class(name if name is not None else default_feedback(learner_cls))
     wanted = getattr(learner_cls, "feedback_kind", None)
     if wanted is not None and cls.kind != wanted:
         fits = [n for n, c in registry.channel_classes().items() if c.kind == wanted]
         raise CLIError(f"{learner_cls.__name__} learns from {wanted!r} feedback, which {cls.__name__} does not "
                        f"give; use --feedback {' or '.join(fits) or '(none registered)'}.")
-    fparams, _ = _signature(cls)
+    fparams = list(registry.channel_params(cls))
     shared = {k: v for k, v in learner_params.items() if k in fparams and k not in _COMMON and k not in params}
-    params = {**shared, **params}
-    if isinstance(params.get("C"), (int, float)) and not isinstance(params.get("C"), bool) and n_classes:
-        params["C"] = _symmetric_confusion(float(params["C"]), n_classes)
-    return _build("feedback", cls.__name__, cls, common, params, {})
+    params = _with_common(fparams, common, {**shared, **params})
+    try:
+        return registry.build_channel(cls, n_classes, **params)
+    except ValueError as exc:
+        if "needs" in str(exc) and "ConfusionNoise" not in str(exc):
+            raise CLIError(f"{exc} Pass --feedback-param NAME=VALUE.") from None
+        if "has no parameter" in str(exc):
+            raise CLIError(str(exc)) from None
+        raise
+
+
+def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str, Any]) -> None:
+    """Refuse a flag that the learner (and its channel) does not take, instead of ignoring it.
+
+    ``given``: the flags the user set (``None``: not given): the common ``gamma``, ``rho0``, ``rho1``
+    go to the learner or the channel that takes them; ``rounds`` to online learners; ``teachers``,
+    ``evil`` to teacher learners; ``test_fraction`` to batch and teacher learners."""
+    takes = set(registry.learner_params(cls)) | (set(registry.channel_params(channel_cls)) if channel_cls else set())
+    for flag in _COMMON:
+        if given.get(flag) is not None and flag not in takes:
+            under = f" nor {channel_cls.__name__}" if channel_cls is not None else ""
+            raise CLIError(f"--{flag} does not apply to {cls.__name__}{under} (no parameter {flag!r}); "
+                           f"{cls.__name__} takes: {', '.join(p for p in registry.learner_params(cls) if p != 'n_classes')}.")
+    roles = {"rounds": ("online", "regression"), "teachers": ("teachers",), "evil": ("teachers",),
+             "test_fraction": ("batch", "teachers")}
+    for flag, where in roles.items():
+        if given.get(flag) is not None and role not in where:
+            what = {"online": "an online learner (--rounds)", "regression": "an online learner (--rounds)",
+                    "batch": "a batch learner (--test-fraction)",
+                    "teachers": "a teacher learner (--teachers, --evil, --test-fraction)"}[role]
+            raise CLIError(f"--{flag.replace('_', '-')} does not apply to {cls.__name__}, {what}.")
 
 
 def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = None, normalize: bool = False,
                  n_samples: int | None = None, data_seed: int | None = None):
-    """(X, y) through ``nf.datasets.load`` (or a regression stream of :data:`REGRESSION_DATASETS`);
+    """(X, y) of a catalogue dataset (:func:`noisyfeedback.registry.load_dataset`) or a data file;
     ``n_samples``/``data_seed`` go to generated sets only."""
     extra: dict[str, Any] = {}
     if n_samples is not None:
         extra["n_samples"] = n_samples
     if data_seed is not None:
         extra["seed"] = data_seed
-    stream = {registry.key(n): n for n in REGRESSION_DATASETS}.get(registry.key(name))
-    if stream is not None:
-        X, y = getattr(nf.datasets, stream)(**extra)
-        return (nf.datasets.normalize_rows(X) if normalize else X), y
     if extra:
-        kinds = {str(e["name"]).lower(): e.get("kind") for e in nf.datasets.catalog(data_dir)}
-        if kinds.get(name.strip().lower()) not in (None, "generated"):
+        try:
+            kind = registry.dataset_info(name, data_dir)["kind"]
+        except ValueError:
+            kind = None  # a path, or an unknown name (load says which)
+        if kind not in (None, "generated"):
             raise CLIError(f"--n-samples and --data-seed apply to generated datasets only, not {name!r}.")
-    return nf.datasets.load(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
+    return registry.load_dataset(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
 
 
 def n_classes_of(y) -> int:
@@ -325,38 +325,42 @@ def datasets(
 def simulate(
     learner: Annotated[str, typer.Option("--learner", "-l", help=f"Learner: {', '.join(registry.LEARNERS)}.",
                                          autocompletion=_complete(registry.LEARNERS))],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`; regression "
-                                         f"streams: {', '.join(REGRESSION_DATASETS)}).")],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`: generated, "
+                                         "bundled, file-based and the regression streams) or a data file.")],
     feedback: Annotated[Optional[str], typer.Option(
-        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (default: the one matching the "
+        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (or {', '.join(registry.CHANNEL_ALIASES)}; "
+        "default: the one matching the "
         "learner: FullLabel for the Perceptron and MC-SLP, NoisyBandit for bandit learners, Diluted for MC-DBF, "
         "GaussianNoise for NLMS/ORS, ConfusionNoise for UMA; ConfusionNoise takes C as a matrix or as a uniform "
         "noise rate, e.g. --feedback-param C=0.3).",
-        autocompletion=_complete(registry.CHANNELS))] = None,
+        autocompletion=_complete(registry.channel_names()))] = None,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
     split: Annotated[str, typer.Option(help="Dataset split for file-based datasets.")] = "train",
     normalize: Annotated[bool, typer.Option("--normalize/--no-normalize", help="Scale rows to unit L2 norm.")] = False,
     n_samples: Annotated[Optional[int], typer.Option(
         "--n-samples", min=1, help="Rows to generate (generated datasets only; default: the generator's).")] = None,
     data_seed: Annotated[Optional[int], typer.Option(help="Seed of generated datasets (default: the generator's, 0).")] = None,
-    gamma: Annotated[float, typer.Option(help="Exploration rate γ (learners that explore).")] = 0.1,
-    rho0: Annotated[float, typer.Option(help="P(feedback 1 | truly 0) of noisy channels "
-                                        "(also given to learners that take rho0).")] = 0.2,
-    rho1: Annotated[float, typer.Option(help="P(feedback 0 | truly 1) of noisy channels.")] = 0.4,
+    gamma: Annotated[Optional[float], typer.Option(help="Exploration rate γ of the learners that take one "
+                                                   "(default 0.1; refused for a learner without γ).")] = None,
+    rho0: Annotated[Optional[float], typer.Option(help="P(feedback 1 | truly 0) of noisy channels (also given to "
+                                                  "learners that take rho0; default 0.2).")] = None,
+    rho1: Annotated[Optional[float], typer.Option(help="P(feedback 0 | truly 1) of noisy channels (default 0.4).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(
         "--param", "-p", help="Learner parameter NAME=VALUE (repeatable), e.g. -p gamma=0.05 -p seed=3.")] = None,
     feedback_param: Annotated[Optional[list[str]], typer.Option(
         "--feedback-param", "-F", help="Feedback channel parameter NAME=VALUE (repeatable), e.g. "
         "--feedback-param m=3, -F variance=0.5, -F C=0.3.")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", "-n", min=1, help="Number of rounds (online learners).")] = 100_000,
+    rounds: Annotated[Optional[int], typer.Option("--rounds", "-n", min=1, help="Number of rounds (online learners; "
+                                                  "default 100,000).")] = None,
     seed: Annotated[int, typer.Option(help="Simulation seed (round order, feedback and exploration draws; "
                                       "the held-out split, label noise and teachers of batch learners).")] = 0,
-    teachers: Annotated[int, typer.Option("--teachers", min=1, help="Teacher learners: number of random "
-                                          "teachers labelling the rows.")] = 10,
-    evil: Annotated[float, typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
-                                        "teachers that are evil (flip all their labels).")] = 0.2,
-    test_fraction: Annotated[float, typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
-                                                 "(UMA, teachers): share of rows held out for the error.")] = 0.25,
+    teachers: Annotated[Optional[int], typer.Option("--teachers", min=1, help="Teacher learners: number of random "
+                                                    "teachers labelling the rows (default 10).")] = None,
+    evil: Annotated[Optional[float], typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
+                                                  "teachers that are evil (flip all their labels; default 0.2).")] = None,
+    test_fraction: Annotated[Optional[float], typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
+                                                           "(UMA, teachers): share of rows held out for the error "
+                                                           "(default 0.25).")] = None,
     save_trace: Annotated[Optional[Path], typer.Option(help="Write the trace (or result) as JSON to this path.")] = None,
 ) -> None:
     """Simulate one learner on one dataset under one feedback channel and print its error (or MSE).
@@ -367,16 +371,26 @@ def simulate(
     --evil flip all their labels; both print the error on held-out rows against the clean labels.
     """
     t0 = time.perf_counter()
-    common = {"gamma": gamma, "rho0": rho0, "rho1": rho1}
+    given = {"gamma": gamma, "rho0": rho0, "rho1": rho1, "rounds": rounds, "teachers": teachers, "evil": evil,
+             "test_fraction": test_fraction}
+    common = {k: (given[k] if given[k] is not None else COMMON_DEFAULTS[k]) for k in _COMMON}
+    rounds = 100_000 if rounds is None else rounds
+    teachers = 10 if teachers is None else teachers
+    evil = 0.2 if evil is None else evil
+    test_fraction = 0.25 if test_fraction is None else test_fraction
     with _user_errors():
         lparams = parse_params(param, "--param")
         fparams = parse_params(feedback_param, "--feedback-param")
         cls = learner_class(learner)
         role = learner_role(cls)
-        if feedback is not None:
-            channel_class(feedback)
         if role == "teachers" and feedback is not None:
             raise CLIError(f"{cls.__name__} learns from teachers' labels: use --teachers and --evil, not --feedback.")
+        if role == "teachers" and feedback_param:
+            raise CLIError(f"{cls.__name__} learns from teachers' labels: it has no feedback channel to take "
+                           "--feedback-param.")
+        channel_cls = None if role == "teachers" else channel_class(
+            feedback if feedback is not None else default_feedback(cls))
+        check_flags(cls, role, channel_cls, given)
         X, y = load_dataset(dataset, split=split, data_dir=data_dir, normalize=normalize,
                             n_samples=n_samples, data_seed=data_seed)
         K = None if role == "regression" else n_classes_of(y)
@@ -384,7 +398,7 @@ def simulate(
             raise CLIError(f"{cls.__name__} is a binary learner; {dataset!r} has {K} classes "
                            "(choose a 2-class dataset, e.g. breast_cancer or rcv1).")
         channel = None if role == "teachers" else build_feedback(feedback, cls, common, lparams, fparams, K)
-        if role == "batch" and "confusion" in _signature(cls)[0] and "confusion" not in lparams \
+        if role == "batch" and "confusion" in registry.learner_params(cls) and "confusion" not in lparams \
                 and hasattr(channel, "C"):
             lparams["confusion"] = channel.C  # UMA corrects the noise the channel adds (known C)
         model = build_learner(learner, K, common, lparams)
@@ -411,8 +425,8 @@ def simulate(
             console.print(f"speed       {trace.rounds_per_second:,.0f} rounds/s  (loop {trace.wall_time:.3f} s; "
                           f"wall {total:.2f} s with data loading and compilation)")
         else:
-            record = fit_batch(model, X, y, channel, role, seed=seed, teachers=teachers, evil=evil,
-                               test_fraction=test_fraction)
+            record = nf.fit_batch(model, X, y, channel, seed=seed, teachers=teachers, evil=evil,
+                                  test_fraction=test_fraction)
             console.print(f"test error  [bold cyan]{record['error_rate']:.4f}[/]  (against the clean labels of "
                           f"{record['n_test']:,} held-out rows; {record['label_noise']:.1%} of the training "
                           f"labels were wrong; fit {record['wall_time']:.2f} s)")
@@ -426,47 +440,6 @@ def simulate(
 def _short_repr(obj: Any) -> str:
     """``repr(obj)`` with its arrays (a confusion matrix) shortened to ``array(...)``: one line."""
     return re.sub(r"array\(\[.*?\]\)(?=[,)])", "array(...)", repr(obj), flags=re.S)
-
-
-def fit_batch(model, X, y, channel, role: str, *, seed: int, teachers: int = 10, evil: float = 0.2,
-              test_fraction: float = 0.25) -> dict[str, Any]:
-    """Fit a batch learner on corrupted training labels and score it on held-out rows (clean labels).
-
-    ``role`` 'batch' (UMA): the training labels are ``channel.respond(y)`` (e.g. ConfusionNoise);
-    'teachers': labels y ∈ {−1, +1} from ``teachers`` random teachers, ``round(evil · teachers)`` of
-    them flipping all their labels (Dekel & Shamir's protocol). One seed draws the split, the noise
-    and the teachers (independent streams of ``SeedSequence(seed)``).
-    """
-    s_split, s_noise, s_teachers = np.random.SeedSequence(seed).spawn(3)
-    n = X.shape[0]
-    perm = np.random.Generator(np.random.PCG64(s_split)).permutation(n)
-    n_test = max(1, int(round(test_fraction * n)))
-    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    if train.size == 0:
-        raise CLIError(f"no training rows left with --test-fraction {test_fraction}.")
-    y = np.asarray(y)
-    record: dict[str, Any] = {"learner": repr(model), "seed": seed, "n_train": int(train.size),
-                              "n_test": int(test.size)}
-    t0 = time.perf_counter()
-    if role == "teachers":
-        from .datasets.teachers import flip_evil, random_teachers
-
-        y_pm = np.where(y == y.max(), 1, -1).astype(np.int64)
-        tid = random_teachers(train.size, teachers, seed=s_teachers)
-        n_evil = int(round(evil * teachers))
-        noisy, evil_ids = flip_evil(y_pm[train], tid, n_evil=n_evil, seed=s_noise)
-        model.fit(X[train], noisy, teachers=tid)
-        clean = y_pm
-        record.update(feedback=f"{teachers} random teachers, {n_evil} evil", evil_teachers=evil_ids)
-    else:
-        noisy = channel.respond(y[train], rng=np.random.Generator(np.random.PCG64(s_noise)))
-        model.fit(X[train], noisy)
-        clean = y
-        record["feedback"] = repr(channel)
-    record["wall_time"] = time.perf_counter() - t0
-    record["label_noise"] = float(np.mean(noisy != clean[train]))
-    record["error_rate"] = float(np.mean(model.predict(X[test]) != clean[test]))
-    return record
 
 
 # ------------------------------------------------------ the lab's commands

@@ -33,6 +33,7 @@ from .config import (
     format_path,
     stable_hash,
 )
+from .. import registry
 from .engine import KINDS  # the sweep's kinds are registered by .tasks, imported with the package
 
 __all__ = [
@@ -55,21 +56,16 @@ def _key(name: str) -> str:
 
 
 # ------------------------------------------------------------- learners
+# Names are the catalogue's (:mod:`noisyfeedback.registry`): the same learners, channels, aliases and
+# datasets as the command line, the service and ``nf.load``.
 def learner_classes() -> dict[str, type]:
     """Every learner class of :mod:`noisyfeedback.registry`, by lookup key (lower case, no '-', '_')."""
-    from .. import registry
-
     return {registry.key(name): cls for name, cls in registry.learner_classes().items()}
 
 
 def resolve_learner(name: str) -> type:
     """The learner class called ``name`` (case-insensitive; '-', '_' and spaces ignored)."""
-    classes = learner_classes()
-    cls = classes.get(_key(name))
-    if cls is None:
-        allowed = ", ".join(c.__name__ for c in classes.values())
-        raise ValueError(f"unknown learner {name!r}; allowed: {allowed}")
-    return cls
+    return registry.resolve_learner(name)
 
 
 def _sweep_kinds() -> list[str]:
@@ -78,8 +74,8 @@ def _sweep_kinds() -> list[str]:
 
 
 def is_online(cls: type) -> bool:
-    """Whether ``nf.simulate`` can run the learner (a compiled loop for labels or for targets)."""
-    return hasattr(cls, "_simulate_chunk") or hasattr(cls, "_simulate_targets")
+    """Whether ``nf.simulate`` can run the learner (its tags say it is online)."""
+    return registry.learner_tags(cls).online
 
 
 def learner_kind(cls: type) -> str:
@@ -131,50 +127,20 @@ class ChannelType:
         return self.cls.kind
 
 
-def _confusion_noise(n_classes: int | None, C: Any = None, noise: float | None = None):
-    """ConfusionNoise from a literal matrix ``C`` or a symmetric rate ``noise`` (C = (1-noise) I + noise/(K-1) off-diagonal)."""
-    from ..feedback import ConfusionNoise
-
-    if (C is None) == (noise is None):
-        raise ValueError("The 'C' parameter of ConfusionNoise: give exactly one of C (a K x K matrix) or noise "
-                         "(a symmetric flip rate in [0, 1)).")
-    if C is not None:
-        return ConfusionNoise(np.asarray(C, dtype=np.float64))
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
-        raise ValueError(f"The 'noise' parameter of ConfusionNoise must be in [0, 1). Got {noise!r} instead.")
-    if n_classes is None:
-        raise ValueError("ConfusionNoise(noise=...) needs the number of classes")
-    K = int(n_classes)
-    M = np.full((K, K), noise / (K - 1))
-    np.fill_diagonal(M, 1.0 - noise)
-    return ConfusionNoise(M)
-
-
 def channel_types() -> dict[str, ChannelType]:
-    """The feedback channels of ``nf.feedback`` by lower-case name, plus aliases (full, bandit, ...)."""
-    from .. import feedback as fb
-
+    """The feedback channels of the catalogue by lookup key, aliases (full, bandit, ...) included."""
+    classes = registry.channel_classes()
     out: dict[str, ChannelType] = {}
-    for name in fb.__all__:
-        cls = getattr(fb, name, None)
-        if not (isinstance(cls, type) and issubclass(cls, fb.FeedbackChannel)) or cls is fb.FeedbackChannel:
-            continue
-        if cls is fb.ConfusionNoise:
-            out[_key(name)] = ChannelType(name, cls, ("C", "noise"), {"C": None, "noise": None}, _confusion_noise)
-            continue
-        sig = inspect.signature(cls.__init__)
-        names = tuple(p for p in sig.parameters if p != "self")
-        defaults = {p: sig.parameters[p].default for p in names if sig.parameters[p].default is not inspect._empty}
+    for name, cls in classes.items():
+        params = registry.channel_params(cls)
+        defaults = {p: d for p, d in params.items() if d is not inspect.Parameter.empty}
 
-        def build(n_classes, _cls=cls, **params):
-            return _cls(**params)
+        def build(n_classes, _cls=cls, **kwargs):
+            return registry.build_channel(_cls, n_classes, **kwargs)
 
-        out[_key(name)] = ChannelType(name, cls, names, defaults, build)
-    aliases = {"full": "fulllabel", "label": "fulllabel", "bandit": "noisybandit", "confusion": "confusionnoise",
-               "gaussian": "gaussiannoise", "dilute": "diluted"}
-    for alias, target in aliases.items():
-        if target in out and alias not in out:
-            out[alias] = out[target]
+        out[registry.key(name)] = ChannelType(name, cls, tuple(params), defaults, build)
+    for alias, target in registry.CHANNEL_ALIASES.items():
+        out.setdefault(registry.key(alias), out[registry.key(target)])
     return out
 
 

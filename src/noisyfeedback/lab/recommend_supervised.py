@@ -22,17 +22,15 @@ SEEDS = (0, 1, 2, 3, 4)
 
 
 def confusion(kind: str, rho: float, K: int) -> np.ndarray:
-    """Symmetric (C[q, q] = 1 − ρ, the rest ρ/(K − 1)) or pair-flip (C[q+1 mod K, q] = ρ) noise."""
+    """Symmetric (C[q, q] = 1 − ρ, the rest ρ/(K − 1)) or pair-flip (C[q+1 mod K, q] = ρ) noise
+    (:func:`noisyfeedback.feedback.symmetric_confusion`, :func:`~noisyfeedback.feedback.pair_confusion`)."""
+    from ..feedback import pair_confusion, symmetric_confusion
+
     if kind == "symmetric":
-        C = np.full((K, K), rho / (K - 1))
-    elif kind == "pair":
-        C = np.zeros((K, K))
-        for q in range(K):
-            C[(q + 1) % K, q] = rho
-    else:
-        raise ValueError(f"The 'kind' parameter of confusion must be 'symmetric' or 'pair'. Got {kind!r} instead.")
-    np.fill_diagonal(C, 1.0 - rho)
-    return C
+        return symmetric_confusion(K, rho)
+    if kind == "pair":
+        return pair_confusion(K, rho)
+    raise ValueError(f"The 'kind' parameter of confusion must be 'symmetric' or 'pair'. Got {kind!r} instead.")
 
 
 def label_noise_plan(C: np.ndarray, seed: int = 0) -> dict[str, Callable[[], Any]]:
