@@ -113,3 +113,44 @@ def test_cycle_checker_on_longer_cycles_and_packages(tmp_path):
     assert unresolved_imports(pkg) == []
     (pkg / "w.py").write_text("from .gone import thing\n", encoding="utf-8")
     assert unresolved_imports(pkg) == [("pkg.w", "pkg.gone")]
+
+
+# ------------------------------------------------------------ dependencies
+_BLOCKED = r"""
+import sys
+BLOCKED = {"matplotlib", "fastapi", "uvicorn", "dask", "httpx", "orjson", "psycopg"}  # pydantic: typer needs it
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+sys.meta_path.insert(0, Block())
+import numpy as np
+import noisyfeedback as nf
+from noisyfeedback import registry
+X, y = nf.datasets.load("synsep", n_samples=300)
+trace = nf.simulate(registry.build_learner("banditron", 9, seed=0), X, y,
+                    feedback=registry.build_channel("bandit", rho0=0.1, rho1=0.1), n_rounds=300, seed=0)
+C = nf.feedback.symmetric_confusion(3, 0.2)
+Xi, yi = nf.datasets.load("iris")
+nf.fit_batch(nf.UMA(confusion=C), Xi, yi, nf.feedback.ConfusionNoise(C), seed=0)
+from typer.testing import CliRunner
+from noisyfeedback.cli import app
+res = CliRunner().invoke(app, ["simulate", "-l", "perceptron", "--dataset", "iris", "--rounds", "100"])
+assert res.exit_code == 0, res.output
+res = CliRunner().invoke(app, ["reproduce", "example", "--quick"])
+assert res.exit_code == 2 and "pip install 'noisyfeedback[lab]'" in res.output, res.output
+print("core ok", sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
+"""
+
+
+def test_the_core_and_its_command_line_run_without_the_lab_and_service_extras():
+    """numpy, scipy, numba, scikit-learn, pandas/pyarrow, typer/rich only: the lab's commands say what to
+    install instead of failing with a traceback."""
+    proc = subprocess.run([sys.executable, "-c", _BLOCKED], capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+                               "HOME": "/tmp", "NUMBA_CACHE_DIR": "/tmp/numba-cache"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert "core ok []" in proc.stdout

@@ -138,6 +138,8 @@ def build_learner(name: str, n_classes: int | None, common: dict[str, Any], para
     except ValueError as exc:
         if "has no parameter" in str(exc):
             raise CLIError(str(exc)) from None
+        if " needs " in str(exc):
+            raise CLIError(f"{str(exc).rstrip('.')}: pass --param NAME=VALUE.") from None
         raise
 
 
@@ -176,6 +178,8 @@ def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], 
             raise CLIError(f"{exc} Pass --feedback-param NAME=VALUE.") from None
         if "has no parameter" in str(exc):
             raise CLIError(str(exc)) from None
+        if "give exactly one of C" in str(exc):
+            raise CLIError(f"{exc} Pass --feedback-param noise=RATE (e.g. -F noise=0.2) or C=RATE.") from None
         raise
 
 
@@ -445,6 +449,22 @@ def _short_repr(obj: Any) -> str:
 # ------------------------------------------------------ the lab's commands
 # demo, run, plot and reproduce run studies and write reports: their work is done by the lab
 # (:mod:`noisyfeedback.lab.commands`), imported when one of them runs.
+_LAB_EXTRA = ("matplotlib", "pydantic", "joblib", "dask")
+
+
+@contextmanager
+def _lab_extra(command: str) -> Iterator[None]:
+    """The lab's commands without the lab's extra installed: one line saying what to install."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in _LAB_EXTRA:
+            err_console.print(f"[bold red]Error:[/] [red]`noisyfeedback {command}` runs in the lab, which needs "
+                              f"{exc.name.split('.')[0]}: pip install 'noisyfeedback\\[lab]'.[/]", soft_wrap=True)
+            raise typer.Exit(2) from None
+        raise
+
+
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the report.")] = Path("noisyfeedback-report"),
@@ -455,7 +475,8 @@ def demo(
                                                        "(repeatable): bandit-baselines, reproductions.")] = None,
 ) -> None:
     """Run the built-in demo and write a Markdown + HTML report (learning curves, error tables)."""
-    from .lab import commands
+    with _lab_extra("demo"):
+        from .lab import commands
 
     t0 = time.perf_counter()
     with _user_errors():
@@ -485,8 +506,9 @@ def run(
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
 ) -> None:
     """Run a sweep from a TOML config; finished tasks are kept, so a killed run resumes."""
-    from .lab.commands import results_table
-    from .lab.runner import run_config
+    with _lab_extra("run"):
+        from .lab.commands import results_table
+        from .lab.runner import run_config
 
     with _user_errors():
         if jobs != 1 and scheduler:
@@ -502,7 +524,8 @@ def plot(
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the PNG files.")] = None,
 ) -> None:
     """Learning-curve (and parameter-sweep) figures from a results table."""
-    from .lab.figures import plot_results
+    with _lab_extra("plot"):
+        from .lab.figures import plot_results
 
     with _user_errors():
         paths = plot_results(results, out)
@@ -519,7 +542,8 @@ def reproduce(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.")] = 1,
 ) -> None:
     """Rerun a paper's experiments and write DIR/index.html (and index.md) with its figures and tables."""
-    from .lab.recipes import RecipeError, reproduce as run_recipe
+    with _lab_extra("reproduce"):
+        from .lab.recipes import RecipeError, reproduce as run_recipe
 
     with _user_errors():
         try:

@@ -165,6 +165,11 @@ def build_learner(name: str | type, n_classes: int | None = None, **params: Any)
                          f"{', '.join(shown)}.")
     if "n_classes" in allowed and n_classes is not None:
         params = {"n_classes": int(n_classes), **params}
+    sig = inspect.signature(cls.__init__)
+    missing = [n for n in allowed if n in sig.parameters and n not in params
+               and sig.parameters[n].default is inspect.Parameter.empty]
+    if missing:
+        raise ValueError(f"learner {cls.__name__} needs {', '.join(missing)}.")
     return cls(**params)
 
 
