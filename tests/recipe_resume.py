@@ -170,3 +170,69 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
     finally:
         restore_recipes(saved)
     return index, console.file.getvalue()
+
+
+# ------------------------------------------------------------- numbers against a stored copy
+#: the numbers of tests/test_reproduce_all.py's uninterrupted ``reproduce all --quick`` (its shrunk plans),
+#: as written by the code before the lab moved out of the library (tests/data/reproduce_all_numbers.json)
+STORED_NUMBERS = Path(__file__).parent / "data" / "reproduce_all_numbers.json"
+
+
+def _column_digest(values: pd.Series) -> str:
+    """A column in a few characters: the sum of its numbers (8 significant digits, lists flattened) and
+    its NaN count, or a hash of its sorted text values."""
+    import hashlib
+
+    import numpy as np
+
+    flat: list = []
+    for v in values:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            flat.extend(np.ravel(np.asarray(v, dtype=object)).tolist())
+        else:
+            flat.append(v)
+    nums = [v for v in flat if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
+    if nums and len(nums) == len([v for v in flat if v is not None]):
+        arr = np.asarray(nums, dtype=float)
+        return f"sum {np.nansum(arr):.8g}, nan {int(np.isnan(arr).sum())}, n {arr.size}"
+    text = "\n".join(sorted(str(v) for v in flat))
+    return "text " + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def numbers_digest(index: Path) -> dict:
+    """Per report of a ``reproduce all`` folder: its claims (what, ours, holds) and a digest of every
+    results table (rows, columns, each column's :func:`_column_digest`; timing columns left out)."""
+    out = {}
+    for claims_path in sorted(Path(index).parent.glob("*/claims.json")):
+        tables, claims, _ = numbers(claims_path.parent / "index.html")
+        out[claims_path.parent.name] = {
+            "summary": claims["summary"],
+            "claims": [[c["claim"], c["ours"], c["holds"]] for c in claims["claims"]],
+            "tables": {name: {"rows": len(df), **{col: _column_digest(df[col]) for col in sorted(df.columns)}}
+                       for name, df in tables.items()},
+        }
+    return out
+
+
+def assert_numbers_as_stored(index: Path) -> None:
+    """The numbers of a ``reproduce all`` run equal the stored ones, report by report and table by table.
+    After a change that means to change them, rewrite the copy:
+    ``python tests/recipe_resume.py OUT/index.html`` (OUT: a run of test_reproduce_all's plans)."""
+    stored = json.loads(STORED_NUMBERS.read_text(encoding="utf-8"))
+    ours = json.loads(json.dumps(numbers_digest(index)))
+    assert sorted(ours) == sorted(stored)
+    for name in stored:
+        assert ours[name]["claims"] == stored[name]["claims"], name
+        assert sorted(ours[name]["tables"]) == sorted(stored[name]["tables"]), name
+        for table, cols in stored[name]["tables"].items():
+            diff = {c: (v, ours[name]["tables"][table].get(c)) for c, v in cols.items()
+                    if ours[name]["tables"][table].get(c) != v}
+            assert not diff, f"{name}: {table}: {diff}"
+            assert set(ours[name]["tables"][table]) == set(cols), f"{name}: {table}: columns"
+
+
+if __name__ == "__main__":  # write the stored copy from a run
+    STORED_NUMBERS.parent.mkdir(exist_ok=True)
+    STORED_NUMBERS.write_text(json.dumps(numbers_digest(Path(sys.argv[1])), indent=1, ensure_ascii=False) + "\n",
+                              encoding="utf-8")
+    print(STORED_NUMBERS)
