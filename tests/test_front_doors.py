@@ -171,8 +171,8 @@ def test_every_learner_through_the_cli_the_service_and_nf_load(name, tmp_path):
             else (np.random.default_rng(0).normal(size=(60, 5)), np.arange(60) % K))
     if tags.online:
         fb = nf.feedback.GaussianNoise(0.1) if tags.family == "regression" else (
-            nf.feedback.Diluted(model.m) if cls.feedback_kind == "set" else
-            nf.feedback.NoisyBandit(0, 0) if cls.feedback_kind == "bandit" else nf.feedback.FullLabel())
+            nf.feedback.Diluted(model.m) if model.feedback_kind == "set" else
+            nf.feedback.NoisyBandit(0, 0) if model.feedback_kind == "bandit" else nf.feedback.FullLabel())
         nf.simulate(model, X, y, feedback=fb, n_rounds=60, seed=0)
     elif tags.family == "teachers":
         model.fit(X, np.where(y == 1, 1, -1), teachers=np.arange(60) % 3)

@@ -339,6 +339,8 @@ def run_tasks(tasks: list[dict[str, Any]], out: str | os.PathLike, *, name: str 
     for k, t in enumerate(tasks):
         if "kind" not in t:
             raise ValueError(f"task {k} has no 'kind'; known kinds: {', '.join(sorted(KINDS))}")
+    # where a worker finds each task's function (it imports that module only)
+    tasks = [t if "_func" in t else {**t, "_func": _kind(t["kind"]).path} for t in tasks]
     with Engine(out, name=name, jobs=jobs, scheduler=scheduler, progress=progress) as eng:
         results = eng.run(tasks, "running")
         rows = [{"task_id": t["task_id"], **r} for t, rs in zip(tasks, results) for r in rs]
