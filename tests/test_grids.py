@@ -1,0 +1,52 @@
+"""Tuning grids extended past a binding edge (known optima on synthetic objectives)."""
+
+import math
+
+import pytest
+
+from noisyfeedback.experiments.grids import extend_grid, next_value
+
+PAPER = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+
+
+def test_stops_at_an_interior_best_above_the_grid():
+    calls = []
+
+    def score(g):
+        calls.append(g)
+        return (math.log(g) - math.log(0.45)) ** 2
+
+    res = extend_grid(score, PAPER, low=0.0, high=1.0)
+    assert res.paper_best == 0.2
+    assert res.interior and res.best == 0.4
+    assert res.added == (0.4, 0.8)
+    assert calls[:6] == PAPER and len(calls) == 8  # nothing evaluated twice
+
+
+def test_extends_below_the_grid():
+    res = extend_grid(lambda g: abs(math.log(g / 0.0013)), PAPER, low=0.0, high=1.0)
+    assert res.paper_best == 0.005
+    assert res.added == (0.0025, 0.00125, 0.000625)
+    assert res.best == 0.00125 and res.interior
+
+
+def test_interior_best_adds_nothing():
+    res = extend_grid(lambda g: (g - 0.03) ** 2, PAPER, high=1.0)
+    assert res.added == () and res.best == res.paper_best == 0.02 and res.interior
+
+
+def test_open_upper_bound_is_approached_by_midpoints_and_steps_are_capped():
+    res = extend_grid(lambda g: -g, PAPER, low=0.0, high=1.0, max_steps=4)
+    assert res.added == (0.4, 0.8, 0.9, 0.95)
+    assert all(0 < g < 1 for g in res.scores)
+    assert not res.interior and res.best == 0.95
+
+
+def test_next_value_rules():
+    assert next_value([0.1, 0.2], "high") == pytest.approx(0.4)
+    assert next_value([0.1, 0.2], "low") == pytest.approx(0.05)
+    assert next_value([0.5], "high", high=1.0) == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="'factor' parameter"):
+        next_value([0.1, 0.2], "high", factor=1.0)
+    with pytest.raises(ValueError, match="'grid' parameter"):
+        extend_grid(lambda g: g, [])
