@@ -50,3 +50,47 @@ def test_next_value_rules():
         next_value([0.1, 0.2], "high", factor=1.0)
     with pytest.raises(ValueError, match="'grid' parameter"):
         extend_grid(lambda g: g, [])
+
+
+# ------------------------------------------------------------- the engine's selection, extended
+def _tiny_config(grid, extend):
+    return {
+        "name": "grid-extension",
+        "n_rounds": 3_000,
+        "checkpoints": 3,
+        "datasets": [{"name": "synsep", "n_samples": 600, "seed": 0}],
+        "channels": [{"name": "NoisyBandit", "params": {"rho0": 0.1, "rho1": 0.1}}],
+        "learners": [{"name": "Banditron", "params": {"gamma": grid}}],
+        "selection": {"param": "gamma", "tuning_seeds": [100], "report_seeds": [0, 1], "extend": extend},
+    }
+
+
+def test_engine_extends_a_binding_grid_until_the_best_is_interior_or_the_steps_run_out(tmp_path):
+    from noisyfeedback.experiments import read_results, run_experiment
+
+    grid = [0.001, 0.002]
+    df = read_results(run_experiment(_tiny_config(grid, 3), tmp_path / "out", progress=False))
+    tuning = df[df["phase"] == "tuning"]
+    tried = sorted(set(tuning["learner.gamma"]))
+    added = [g for g in tried if g not in grid]
+    assert 1 <= len(added) <= 3  # the grid's best is an edge of a two-value grid: something is added
+    means = tuning.groupby("learner.gamma")["error_rate"].mean()
+    best = float(means.idxmin())
+    assert len(added) == 3 or tried[0] < best < tried[-1]  # stopped only when interior or out of steps
+    report = df[df["phase"] == "report"]
+    assert (report.loc[report["learner"] == "Banditron", "learner.gamma"] == best).all()
+    grid_best = float(means[grid].idxmin())
+    grid_rows = df[df["phase"] == "report (grid)"]
+    if grid_best != best:
+        assert set(grid_rows["learner.gamma"]) == {grid_best} and set(grid_rows["seed"]) == {0, 1}
+    else:
+        assert grid_rows.empty
+
+
+def test_engine_without_extend_keeps_the_grid_and_the_config_hash():
+    from noisyfeedback.experiments.config import config_hash, parse_config
+
+    plain = _tiny_config([0.001, 0.002], 0)
+    without = {**plain, "selection": {k: v for k, v in plain["selection"].items() if k != "extend"}}
+    assert config_hash(parse_config(plain)) == config_hash(parse_config(without))
+    assert config_hash(parse_config(_tiny_config([0.001, 0.002], 2))) != config_hash(parse_config(plain))
