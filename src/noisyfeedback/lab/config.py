@@ -349,6 +349,9 @@ class SelectionSpec(_Model):
     mode: Literal["min", "max"] = "min"
     tuning_seeds: Seeds
     report_seeds: Seeds
+    #: values tried past the grid's edge, at most, per tuned group, while the best sits on that edge
+    #: (0: the grid as given); see :mod:`noisyfeedback.experiments.grids`
+    extend: Annotated[int, Field(ge=0, le=20)] = 0
 
     @field_validator("report_seeds")
     @classmethod
@@ -485,4 +488,6 @@ def stable_hash(obj: Any, n: int = 16) -> str:
 def config_hash(cfg: ExperimentConfig) -> str:
     """A hash of everything in the config that can change results (not output paths or descriptions)."""
     data = cfg.model_dump(mode="json", exclude={"output", "data_dir", "description", "name"})
+    if data.get("selection") and not data["selection"].get("extend"):
+        data["selection"].pop("extend", None)  # a config without extension hashes as it did before it existed
     return stable_hash(data)

@@ -19,7 +19,7 @@ import itertools
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -359,6 +359,8 @@ class Plan:
     checkpoints: int | list[int]
     selection: Any = None
     base_dir: Path = field(default_factory=Path.cwd)
+    #: per tuned group, the values added past the grid's edge so far (see :meth:`extension_units`)
+    extended: dict[str, int] = field(default_factory=dict)
 
     def _tasks(self, units, seeds, phase):
         out = []
@@ -377,6 +379,53 @@ class Plan:
 
     def tuning_tasks(self) -> list[tuple[dict, dict]]:
         return self._tasks(self.tuned_units(), self.selection.tuning_seeds, "tuning")
+
+    def extension_units(self, chosen: dict[str, dict[str, Any]]) -> list[Unit]:
+        """One new unit per tuned group whose chosen value sits on an edge of the values tried so far.
+
+        Only groups that tune one real-valued parameter of positive values are extended, at most
+        ``selection.extend`` values each; the next value is :func:`~.grids.next_value` past that edge,
+        kept inside the parameter's open range (its ``_parameter_constraints`` interval). The new units
+        join :attr:`units`; run their tuning tasks and choose again.
+        """
+        from .grids import next_value
+
+        sel = self.selection
+        if sel is None or not getattr(sel, "extend", 0):
+            return []
+        groups: dict[str, list[Unit]] = {}
+        for u in self.units:
+            if u.selected is not None:
+                groups.setdefault(u.group, []).append(u)
+        new: list[Unit] = []
+        for group, members in groups.items():
+            if len(members[0].selected) != 1 or self.extended.get(group, 0) >= sel.extend:
+                continue
+            (name,) = members[0].selected
+            values = [u.selected[name] for u in members]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values) \
+                    or all(isinstance(v, int) for v in values):
+                continue
+            ordered = sorted(float(v) for v in values)
+            best = float(chosen[group][name])
+            if len(ordered) > 1 and ordered[0] < best < ordered[-1]:
+                continue
+            side = "low" if len(ordered) > 1 and best == ordered[0] else "high"
+            rule = getattr(members[0].learner.cls, "_parameter_constraints", {}).get(name)
+            low, high = getattr(rule, "low", None), getattr(rule, "high", None)
+            nxt = next_value(ordered, side, low=0.0 if low is None else low, high=high)
+            if nxt is None or nxt in ordered:
+                continue
+            edge = min(members, key=lambda u: abs(float(u.selected[name]) - (ordered[0] if side == "low"
+                                                                               else ordered[-1])))
+            params = {**edge.params, name: nxt}
+            shown = [n for n in edge.params if f"{_SYMBOLS.get(n, n)}=" in edge.label]
+            label = f"{edge.learner.name} {param_text(params, shown)}".strip() if shown else edge.learner.name
+            combo = replace(edge.learner, label=label, params={**edge.learner.params, name: nxt})
+            new.append(replace(edge, learner=combo, params=params, label=label, selected={name: nxt}))
+            self.extended[group] = self.extended.get(group, 0) + 1
+        self.units.extend(new)
+        return new
 
     def report_tasks(self, chosen: dict[str, dict[str, Any]]) -> list[tuple[dict, dict]]:
         """Untuned units, and per tuned group the unit with the chosen values, on the report seeds."""

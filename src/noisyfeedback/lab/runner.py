@@ -155,7 +155,22 @@ def _sweep_into(eng: Engine, store: ResultsStore, cfg: ExperimentConfig, plan: P
         tuning = plan.tuning_tasks()
         _run_phase(tuning, eng, prefix + "tuning", store)
         chosen, cand = choose(plan, tuning, store)
+        grid_chosen = chosen
+        while True:  # past a binding edge of the grid, while selection.extend allows (grids.py)
+            added = plan.extension_units(chosen)
+            if not added:
+                break
+            extra = plan._tasks(added, plan.selection.tuning_seeds, "tuning")
+            _run_phase(extra, eng, prefix + "tuning past the grid", store)
+            tuning = tuning + extra
+            chosen, cand = choose(plan, tuning, store)
         report = plan.report_tasks(chosen)
+        # the grid's own best, where the extension moved it, is reported too (phase "report (grid)")
+        moved = {g: v for g, v in grid_chosen.items() if canonical_json(v) != canonical_json(chosen[g])}
+        if moved:
+            units = [u for u in plan.tuned_units() if u.group in moved
+                     and canonical_json(u.selected) == canonical_json(moved[u.group])]
+            report = report + plan._tasks(units, plan.selection.report_seeds, "report (grid)")
         for _, meta in tuning:
             u = meta["unit"]
             meta["chosen"] = canonical_json(chosen[u.group])

@@ -53,6 +53,8 @@ def plan(quick: bool, data_dir=None) -> dict:
         "n_s": 50_000, "estimate_every": 200_000, "rcine_gammas": [0.02, 0.05, 0.1], "rcine_report_seeds": [0, 1, 2],
         "table1": [d for d in datasets if d["name"] in PAPER_NAMES], "table1_n_s": 50_000,
         "soba_full_below": 50,
+        # values tried past a binding edge of each γ grid, at most (the grid's own best is reported too)
+        "extend_grid": 4,
     }
 
 
@@ -86,7 +88,7 @@ def _config(ds: dict, plan: dict, soba_diagonal: bool, part: str = "all") -> dic
                       "zip": [["rho0", "rho1"]]}],
         "learners": learners,
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": plan["tuning_seeds"],
-                      "report_seeds": report_seeds},
+                      "report_seeds": report_seeds, "extend": plan.get("extend_grid", 0)},
     }
 
 

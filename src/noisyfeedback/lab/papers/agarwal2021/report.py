@@ -34,7 +34,11 @@ def _setup(plan: dict, quick: bool, soba_variants: dict, sweep_seconds: float, j
         f"Mode: **{mode}**. Datasets: {', '.join(d['label'] for d in plan['datasets'])}"
         + " (rows of the real data sets scaled to unit L2 norm, as the paper assumes ‖x‖ ≤ 1). "
         f"{plan['n_rounds']:,} rounds per run; γ from {plan['gammas']} chosen per (dataset, noise setting, "
-        f"algorithm) on tuning seed(s) {plan['tuning_seeds']}, then reported over seeds {plan['report_seeds']}.",
+        f"algorithm) on tuning seed(s) {plan['tuning_seeds']}, then reported over seeds {plan['report_seeds']}"
+        + (f"; where the best γ sat on an edge of its grid, up to {plan['extend_grid']} more values were tried "
+           "past that edge (geometrically, γ < 1) until the best was interior, and the ratios of 'What we "
+           "recommend instead' are computed against that extended-grid best." if plan.get("extend_grid") else ".")
+        + "",
         (f"RCINE's γ grid is {plan['rcine_gammas']}"
          + (f" and it is reported over seeds {plan['rcine_report_seeds']}" if "rcine_report_seeds" in plan else "")
          + " (each of its runs costs an estimate of seconds every n_s rounds). "

@@ -47,6 +47,8 @@ FULL_PLAN: dict[str, Any] = {
     "soba_gammas": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3],
     "tuning_seeds": [100],
     "report_seeds": [0, 1, 2, 3, 4],
+    # values tried past a binding edge of each γ grid, at most (the grid's own best is reported too)
+    "extend_grid": 4,
     "m_sweep_seeds": [0, 1, 2],
     "n_checkpoints": 60,
     "recommend_flips": [(0.1, 0.2)],
@@ -111,7 +113,8 @@ def _main_config(ds: dict, plan: dict, K: int, soba_diagonal: bool) -> dict:
             *recommend_bandit.learner_entries(),
         ],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": list(plan["tuning_seeds"]),
-                      "report_seeds": list(plan["report_seeds"])},
+                      "report_seeds": list(plan["report_seeds"]),
+                      "extend": plan.get("extend_grid", 0)},
     }
 
 
@@ -134,7 +137,8 @@ def _flips_config(ds: dict, plan: dict, K: int) -> dict | None:
                                                                              plan["dbf_gammas"]))},
                       "match_channel": True}, *recommend_bandit.learner_entries()],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": list(plan["tuning_seeds"]),
-                      "report_seeds": list(plan["report_seeds"])},
+                      "report_seeds": list(plan["report_seeds"]),
+                      "extend": plan.get("extend_grid", 0)},
     }
 
 
