@@ -10,6 +10,7 @@ from ..._state import Array
 from ..._validation import Integer, check_X
 from ...base import Learner, make_rng
 from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
+from ...kernels.rls import STATUS_NONFINITE
 from .._linear import kernel_view
 
 __all__ = ["LinearRegressor", "check_targets"]
@@ -41,6 +42,9 @@ def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2
 
 class LinearRegressor(Learner):
     """An online linear regressor ŷ = w·x trained from noisy targets (``GaussianNoise`` feedback).
+
+    A row whose update would make ``w_`` non-finite (an overflowing x, label, prediction or ‖x‖²)
+    raises ``ValueError`` naming the row, with the state (and random stream) as before that row.
 
     Subclasses set the kernel configuration in :meth:`_config`. State: ``w_`` (d,),
     ``rounds_`` (rounds learned from), ``labels_`` (noisy labels used so far).
@@ -146,15 +150,32 @@ class LinearRegressor(Learner):
         self._check_label_columns(Y.shape[1])
         v = self._check_variance(variance, n)
         yc = self._check_clean(y_clean, n)
+        rng_state = self.rng_.bit_generator.state if self.draws_per_round else None
         u = self.rng_.random(n * self.draws_per_round) if self.draws_per_round else _EMPTY
         out_nlab = np.empty(n, dtype=np.int64)
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
-                                strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
-                                float(self._tuning_state()), out_nlab)
+        t, spent, a, bad = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
+                                     strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
+                                     float(self._tuning_state()), out_nlab)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if bad >= 0:
+            self._rewind_rng(rng_state, bad)
+            self._refuse_row(STATUS_NONFINITE, f"row {bad}", None)
         return self
+
+    def _rewind_rng(self, state, n_rows: int) -> None:
+        """After a refused row: the learner's random stream as if only the rows before it were drawn for."""
+        if state is not None:
+            self.rng_.bit_generator.state = state
+            self.rng_.random(n_rows * self.draws_per_round)
+
+    def _refuse_row(self, status: int, where: str, v) -> None:
+        """Raise the ValueError of a round the kernel refused: its update would make the state non-finite."""
+        raise ValueError(
+            f"{type(self).__name__}: {where} would make the learned state non-finite (its prediction, error, "
+            "norm or update overflows); rescale X or the targets. The learned state is as before that row."
+        )
 
     def partial_fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
         """scikit-learn style alias of :meth:`learn`."""
@@ -198,9 +219,11 @@ class LinearRegressor(Learner):
     def _simulate_targets(self, X, y, order, u_learner, variances, normals, sqerr, n_labels) -> None:
         """Run rounds ``order`` in the compiled loop (see ``nf.simulate``); writes sqerr and n_labels."""
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals, self.labels_per_round,
-                                   u_learner, rule, known, r, beta, strategy, B, k, p, n_begin,
-                                   int(self.rounds_), int(self.labels_), float(self._tuning_state()),
-                                   sqerr, n_labels)
+        t, spent, a, bad = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals,
+                                        self.labels_per_round, u_learner, rule, known, r, beta, strategy, B, k, p,
+                                        n_begin, int(self.rounds_), int(self.labels_), float(self._tuning_state()),
+                                        sqerr, n_labels)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if bad >= 0:
+            self._refuse_row(STATUS_NONFINITE, f"round {t} (row {int(order[bad])} of X)", None)
