@@ -251,6 +251,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "estimate_C_": Interval(0, None, closed="neither"),
         "accum_": Array((None,)),
     }
+    #: diagnostics of some fits (Cs=, confusion="estimate") and DataFrame column names
+    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_", "cv_losses_", "estimate_C_"})
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "correction": Options(_CORRECTIONS),
         "C": Interval(0, None, closed="neither"),
@@ -527,6 +529,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
             self.C_ = float(self.C)
         self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
         self.n_seen_ = float(sw.sum())
+        self.accum_ = np.zeros(self.coef_.size + K)  # partial_fit after fit: AdaGrad's sums start at 0
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None) -> "CorrectedLogisticRegression":

@@ -91,8 +91,10 @@ class TeacherSGD(BinaryLinearLearner):
         "seed": AnySeed(),
     }
     _test_params: ClassVar[dict[str, Any]] = {"lam": 1e-2, "eps": 1.0, "n_epochs": 5}
+    #: the base's state without the convex solvers' certificates (objective, dual, gap, converged)
     _learned_state: ClassVar[dict[str, Any]] = {
-        **BinaryLinearLearner._learned_state,
+        **{k: v for k, v in BinaryLinearLearner._learned_state.items()
+           if k not in ("objective_", "dual_objective_", "duality_gap_", "converged_")},
         "teacher_sizes_": Array(("n_teachers",), "int64"),
         "n_capped_": Integer(0),
     }
