@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..._state import Array
 from ..._validation import Integer, check_X
@@ -24,8 +25,13 @@ def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2
     Returns a C-contiguous float64 array; NaN/inf raise ``ValueError`` naming the row.
     """
     arr = np.asarray(y)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) \
-            or arr.dtype == bool:
+    if arr.dtype == object:  # numbers in an object array (scikit-learn's convention) are read as such
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"Unknown label type: {name} must hold real-valued targets; got objects that are "
+                            "not numbers.") from None
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) or arr.dtype == bool:
         raise TypeError(f"{name} must hold real-valued targets; got dtype {arr.dtype}.")
     if arr.ndim != 1 and not (allow_2d and arr.ndim == 2):
         shape = "1-D (one target a row) or 2-D (rows, labels a row)" if allow_2d else "1-D"
@@ -38,6 +44,50 @@ def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2
         row = int(np.flatnonzero(~finite.reshape(arr.shape[0], -1).all(axis=1))[0])
         raise ValueError(f"{name} contains NaN or infinity (first in row {row}).")
     return arr
+
+
+def _sklearn_prevalidate(X, owner: str):
+    """scikit-learn's conventions for odd X before our own check: complex refused as such, object arrays of
+    numbers converted (else TypeError), 1-D refused with the reshape advice."""
+    if sp.issparse(X) or hasattr(X, "iloc") or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
+        return X
+    arr = np.asarray(X)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported: X of {owner} must hold real numbers.")
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"X of {owner} must hold real numbers ({e}).") from None
+    if arr.ndim == 1:
+        raise ValueError(f"X of {owner} must be 2-D (n_samples, n_features); got shape {arr.shape}. Reshape your "
+                         "data with x.reshape(1, -1) for a single sample or x.reshape(-1, 1) for one feature.")
+    return arr
+
+
+def _sklearn_fit_checks(learner, X, y):
+    """fit's checks beyond learn's (scikit-learn's batch face): y given, at least one row, a column-vector y
+    warned about and raveled (learn reads an (n, 1) y as one label a row: the same numbers)."""
+    owner = type(learner).__name__
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
+    shape = X.shape if hasattr(X, "shape") else np.asarray(X).shape
+    if len(shape) == 2 and shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={tuple(shape)}) while a minimum of 1 is required "
+                         f"by {owner}.")
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required "
+                         f"by {owner}.")
+    arr = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
+    if arr.ndim == 2 and arr.shape[1] == 1 and learner.labels_per_round == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected; read as one label a row.",
+                      DataConversionWarning, stacklevel=3)
+        return arr.ravel()
+    return y
 
 
 class LinearRegressor(Learner):
@@ -102,22 +152,44 @@ class LinearRegressor(Learner):
     def n_features_(self) -> int:
         return self.w_.shape[0]
 
+    @property
+    def n_features_in_(self) -> int:
+        """Number of features seen (scikit-learn's name); absent before learning."""
+        if not hasattr(self, "w_"):
+            raise AttributeError(f"{type(self).__name__} has not learned yet: no n_features_in_.")
+        return self.w_.shape[0]
+
     def _check_X(self, X, fitting: bool):
         self._validate_params()  # every entry point: parameters may have been changed since fitting
+        owner = type(self).__name__
+        X = _sklearn_prevalidate(X, owner)
         n_features = self.w_.shape[0] if hasattr(self, "w_") else None
-        X = check_X(X, n_features=n_features, owner=type(self).__name__)
+        if n_features is not None and getattr(X, "ndim", 0) == 2 and X.shape[1] != n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
+                             "input (the learner was fitted with that many).")
+        X = check_X(X, n_features=n_features, owner=owner)
         if fitting:
             self._init_state(X.shape[1])
         return X
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """R² of ``predict(X)`` against ``y`` (scikit-learn's regressor score)."""
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(y, self.predict(X), sample_weight=sample_weight))
+
     # ----------------------------------------------------------- inference
     def predict(self, X) -> np.ndarray:
-        """Predictions w·x, shape (n_samples,); zeros before any learning."""
+        """Predictions w·x, shape (n_samples,). Before any learning: scikit-learn's ``NotFittedError``."""
         self._validate_params()
+        if not hasattr(self, "w_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: call fit, partial_fit "
+                                 "or learn before predict.")
         X = self._check_X(X, fitting=False)
         out = np.zeros(X.shape[0], dtype=np.float64)
-        if hasattr(self, "w_"):
-            regression_predict(self.w_, *kernel_view(X), out)
+        regression_predict(self.w_, *kernel_view(X), out)
         return out
 
     # ------------------------------------------------------------ learning
@@ -183,6 +255,7 @@ class LinearRegressor(Learner):
 
     def fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
         """One pass over (X, y) in order from scratch (discards learned state); returns self."""
+        y = _sklearn_fit_checks(self, X, y)
         self._reset()
         return self.learn(X, y, variance=variance, y_clean=y_clean)
 

@@ -64,7 +64,7 @@ class WeightedRLS(LinearRegressor):
 
     Parameters
     ----------
-    lam : float in [1e-300, 1e300], default 1.0
+    lam : float in [1e-300, 1e300), default 1.0
         Ridge λ (prior precision of w; the range keeps P₀ = I/λ finite).
     variance : {"known", "unknown", "none"}, default "known"
     n_labels : int >= 1, default 1
@@ -93,7 +93,7 @@ class WeightedRLS(LinearRegressor):
     """
 
     _parameter_constraints = {
-        "lam": Interval(1e-300, 1e300),
+        "lam": Interval(1e-300, 1e300, closed="left"),
         "variance": Options(tuple(_VARIANCES)),
         "n_labels": Integer(1),
         "shrink": OneOf((Interval(0, None), Options((float("inf"),)))),
@@ -256,6 +256,11 @@ class WeightedRLS(LinearRegressor):
 
     def fit(self, X, y, sample_weight=None) -> "WeightedRLS":
         """Forget, then :meth:`partial_fit` on the rows in order (the weighted ridge solution). Returns self."""
+        from ._base import _sklearn_fit_checks
+
+        y = _sklearn_fit_checks(self, X, y)
+        if sample_weight is not None and np.asarray(sample_weight).size and not np.any(np.asarray(sample_weight) != 0):
+            raise ValueError("sample weights are all zero: there is nothing to fit.")
         self._reset()
         return self.partial_fit(X, y, sample_weight=sample_weight)
 
