@@ -1,0 +1,34 @@
+"""The batch estimators under hostile input: an X whose row norms overflow is refused naming the row; a fit
+never leaves non-finite weights behind."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import noisyfeedback as nf
+
+
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    return X, np.where(X[:, 0] > 0, 1, -1)
+
+
+@pytest.mark.parametrize("cls", [nf.LinearSVM, nf.EvilTeacherSVM, nf.TeacherSGD])
+def test_overflowing_row_norm_is_refused_naming_the_row(cls):
+    X, y = data()
+    X[5] = 1.7e308
+    with pytest.raises(ValueError, match="squared norm of row 5 overflows"):
+        cls().fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [nf.UMA, nf.CorrectedLogisticRegression, nf.LinearSVM, nf.EvilTeacherSVM,
+                                 nf.TeacherSGD])
+def test_large_but_finite_rows_give_finite_weights(cls):
+    X, y = data()
+    X[5] = 1e150
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls().fit(X, (y > 0).astype(int) if cls in (nf.UMA, nf.CorrectedLogisticRegression) else y)
+    assert np.isfinite(est.decision_function(X)).all()
