@@ -162,3 +162,35 @@ def test_self_tuned_a_stays_in_range():
     for t in range(99, 200_000, 100):
         a = tune_a(0, t, 1.5, a)
     assert a == A_MIN
+
+
+# ------------------------------------------------------------------ property-based
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_rows = st.integers(1, 6).flatmap(lambda n: st.tuples(
+    arrays(np.float64, (n, 3), elements=_finite), arrays(np.float64, (n,), elements=_finite),
+    arrays(np.float64, (n,), elements=st.floats(0, 1e300))))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=st.lists(_rows, min_size=1, max_size=3),
+       which=st.sampled_from(["wrls", "wrls-unknown", "nlms", "ors", "ors-budget"]))
+def test_any_accepted_input_keeps_the_state_finite(batches, which):
+    make = {"wrls": lambda: nf.WeightedRLS(lam=1.0), "wrls-unknown": lambda: nf.WeightedRLS(variance="unknown"),
+            "nlms": lambda: nf.NLMS(r=1.0), "ors": lambda: nf.ORS(r=1.0, scaling="one_sample"),
+            "ors-budget": lambda: nf.ORS(r=1.0, variance="unknown", budget=1.5, seed=0)}[which]
+    m = make()
+    k = m.labels_per_round
+    for X, y, v in batches:
+        Y = np.repeat(y[:, None], k, axis=1)
+        try:
+            m.learn(X, Y, variance=v)
+        except ValueError as e:
+            assert "row" in str(e)
+        for name in m._learned_attributes():
+            value = getattr(m, name)
+            if isinstance(value, (np.ndarray, float)):
+                assert np.isfinite(value).all(), name
