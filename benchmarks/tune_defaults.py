@@ -33,8 +33,8 @@ from noisyfeedback.datasets.regression import channel_equalization, hammer_varia
 from noisyfeedback.datasets.regression import speech_substitute  # noqa: E402
 
 R_GRID = [float(round(10.0 ** e, 6)) for e in np.arange(-2, 4 + 1e-9, 0.25)]
-LAM_GRID = [1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5]
-EPS_GRID = [0.1, 0.3, 1.0, 3.0, 10.0, None]
+LAM_GRID = [3e-1, 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4]
+EPS_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, None]
 N_TEACHERS = 20
 EVIL = (2, 4, 6, 8)
 
