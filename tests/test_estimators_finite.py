@@ -32,3 +32,16 @@ def test_large_but_finite_rows_give_finite_weights(cls):
         warnings.simplefilter("ignore")
         est = cls().fit(X, (y > 0).astype(int) if cls in (nf.UMA, nf.CorrectedLogisticRegression) else y)
     assert np.isfinite(est.decision_function(X)).all()
+
+
+def test_corrected_logistic_partial_fit_refuses_a_diverging_step():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)) * 1e3
+    y = (X[:, 0] > 0).astype(int)
+    est = nf.CorrectedLogisticRegression(learning_rate=1e300)
+    with pytest.raises(ValueError, match=r"rows (\d+)\.\.\d+ would make the weights non-finite") as info:
+        est.partial_fit(X, y, classes=[0, 1])
+    first = int(str(info.value).split("rows ")[1].split("..")[0])
+    assert np.isfinite(est.coef_).all() and est.n_iter_ == first // 64  # the batches before it, learned
+    ok = nf.CorrectedLogisticRegression().partial_fit(X / 1e3, y, classes=[0, 1])
+    assert np.isfinite(ok.coef_).all() and ok.n_iter_ == 4
