@@ -28,3 +28,25 @@ def test_cli_default_noise_is_used_only_when_not_given():
     ch = build_feedback(None, nf.NLMS, {}, {}, {})
     assert ch.variance == DEFAULT_FEEDBACK_PARAMS["GaussianNoise"]["variance"] > 0
     assert build_feedback(None, nf.NLMS, {}, {}, {"variance": 0.0}).variance == 0.0
+
+
+def test_teacher_sgd_defaults_learn_breast_cancer():
+    """6 of 20 teachers flip all their labels (30 % of the rows): the former defaults (lam=1e-4, eps=1.0) erred on
+    0.241 of the test rows (mean of 5 splits), the tuned ones on 0.138."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from noisyfeedback.datasets.teachers import flip_evil, random_teachers
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    y = np.where(y == 1, 1, -1)
+    rng = np.random.default_rng(0)
+    errs = []
+    for split in range(5):
+        perm = rng.permutation(len(y))
+        tr, te = perm[: len(y) // 2], perm[len(y) // 2:]
+        t = random_teachers(len(tr), 20, seed=split)
+        y_bad, _ = flip_evil(y[tr], t, n_evil=6, seed=split)
+        errs.append(np.mean(nf.TeacherSGD().fit(X[tr], y_bad, teachers=t).predict(X[te]) != y[te]))
+    assert np.mean(errs) < 0.18, errs
