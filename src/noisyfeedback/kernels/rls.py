@@ -93,7 +93,10 @@ def rls_update(w, P, Px, idx, val, nnz, yhat, lab, nlab, v1, vmode, shrink, vflo
         if sh < vfloor:
             sh = vfloor
         v = sh / nlab
-    if v == np.inf:  # weight 0: nothing to learn (the variance estimate is finite, so never here)
+    if v == np.inf:  # weight 0: nothing to learn (unknown variance: an estimate that overflowed)
+        if vmode == VAR_UNKNOWN:
+            vstate[0] += s
+            vstate[1] += 1.0
         return STATUS_OK
     sq = 0.0
     for p in range(nnz):
