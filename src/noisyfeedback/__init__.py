@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 from . import datasets, feedback, metrics, noise
 from . import ope
 from .base import Learner, load
+from .noise import find_label_issues
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import EpsilonGreedy, SquareCB
@@ -31,6 +32,7 @@ __all__ = [
     "Learner",
     "load",
     "simulate",
+    "find_label_issues",
     "Trace",
     "Perceptron",
     "Banditron",
