@@ -27,7 +27,7 @@ from sklearn.model_selection import StratifiedKFold
 from .._validation import AnySeed, Integer, check_param
 from ..base import make_rng
 
-__all__ = ["find_label_issues", "flip_posterior", "expected_flips", "FILTERS", "clean_prior"]
+__all__ = ["find_label_issues", "estimate_label_confusion", "em_step", "flip_posterior", "expected_flips", "FILTERS", "clean_prior"]
 
 #: how many rows are flagged (see find_label_issues)
 FILTERS = ("expected_flips", "per_label", "posterior", "f1")
@@ -221,13 +221,7 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
         if confusion != "estimate":
             raise ValueError(f"The 'confusion' parameter of {owner} must be a K x K matrix or 'estimate'. "
                              f"Got {confusion!r} instead.")
-        if ours:
-            est = clone(base).set_params(confusion="estimate", seed=seed).fit(X, yi)
-            C = est.confusion_
-            if getattr(est, "estimate_C_", None) is not None and estimator is None:
-                base = clone(base).set_params(C=float(est.estimate_C_))
-        else:
-            C = _estimate_with(base, X, yi, K, n_folds, seed)
+        C = _estimate(base, ours, X, yi, K, int(n_folds), seed)
     else:
         C = check_confusion_matrix(confusion, owner=owner)
         if C.shape[0] != K:
@@ -246,12 +240,29 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
     return (idx, scores) if return_scores else idx
 
 
-def _estimate_with(model, X, yi, K: int, n_folds: int, seed) -> np.ndarray:
-    """C from a noise-unaware classifier: the confident joint of its out-of-fold noisy-label probabilities η,
-    then one EM (Dawid–Skene) step with the clean probabilities p = Π_simplex(Ĉ⁻¹ η)."""
+def estimate_label_confusion(X: Any, y: Any, estimator: Any = None, n_folds: int = 5, seed: Any = None) -> np.ndarray:
+    """The C that ``find_label_issues(X, y, "estimate", estimator=..., n_folds=..., seed=...)`` uses,
+    rows/columns in the order of ``np.unique(y)``: the ``confusion_`` of
+    ``CorrectedLogisticRegression(confusion="estimate")`` (``estimator`` None or a CorrectedLogisticRegression),
+    else the confident joint of the classifier's out-of-fold noisy-label probabilities η refined by one EM
+    (Dawid–Skene) step with p = Π_simplex(Ĉ⁻¹ η)."""
+    from sklearn.utils.validation import check_X_y
+
+    from ..learners import CorrectedLogisticRegression
+
+    X, y = check_X_y(X, y, accept_sparse="csr", dtype=np.float64)
+    _, yi = np.unique(y, return_inverse=True)
+    ours = estimator is None or isinstance(estimator, CorrectedLogisticRegression)
+    base = CorrectedLogisticRegression(seed=seed) if estimator is None else estimator
+    return _estimate(base, ours, X, yi.astype(np.int64), int(yi.max()) + 1, int(n_folds), seed)
+
+
+def _estimate(base, ours: bool, X, yi, K: int, n_folds: int, seed) -> np.ndarray:
+    if ours:
+        return clone(base).set_params(confusion="estimate", seed=seed).fit(X, yi).confusion_
     from ..learners.label_noise.corrected_logistic import estimate_confusion
 
-    eta = _oof(model, X, yi, K, n_folds, seed, clean=True, C=np.eye(K))
+    eta = _oof(base, X, yi, K, n_folds, seed, clean=True, C=np.eye(K))
     C = estimate_confusion(eta, yi)
     return em_step(C, _simplex(np.linalg.solve(C, eta.T).T), yi)
 
