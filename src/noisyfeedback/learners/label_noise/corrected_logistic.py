@@ -208,7 +208,16 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         forward-corrected log-loss of the noisy labels is used (``C_``); this
         selection needs no clean label. None: ``C``.
     seed : int or None
-        Seed of the cross-validation folds (``"estimate"``, ``Cs``).
+        Seed of the cross-validation folds (``"estimate"``, ``Cs``, ``prune``).
+    prune : bool, default=False
+        Drop the rows flagged as mislabelled, then refit (``fit`` only). The rows are those of
+        :func:`noisyfeedback.find_label_issues` with this model: out-of-fold (``n_folds``) clean
+        probabilities p of the model forward-corrected by C, the score P(y ≠ ỹ | x, ỹ) = 1 −
+        C[ỹ, ỹ] p_ỹ(x) / Σ_j C[ỹ, j] p_j(x), the m = n Σ_q π_q (1 − C[q, q]) highest flagged
+        (``label_issues_``). The kept rows are no longer noisy at the rate C: the refit is
+        forward-corrected by their residual confusion ``pruned_confusion_``[r, q] =
+        Σ_{kept, ỹ_i = r} Q_i(q) / Σ_{kept} Q_i(q), Q_i(q) ∝ C[ỹ_i, q] p_q(x_i) the posterior of the
+        true class (near the identity when the flags are right; ``confusion_`` stays the C of all rows).
 
     Examples
     --------
@@ -250,6 +259,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "cv_losses_": Array((None,)),
         "estimate_C_": Interval(0, None, closed="neither"),
         "accum_": Array((None,)),
+        "label_issues_": Array((None,), "int64"),
+        "pruned_confusion_": Array(("n_labels", "n_labels")),
     }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "correction": Options(_CORRECTIONS),
@@ -265,6 +276,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "learning_rate": Interval(0, None, closed="neither"),
         "Cs": OneOf((Options((None,)), _PositiveList())),
         "seed": AnySeed(),
+        "prune": Options((True, False)),
     }
     _test_params: ClassVar[dict[str, Any]] = {"max_iter": 50}
     feedback_kind: ClassVar[str] = "label"
@@ -285,6 +297,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         learning_rate: float = 0.5,
         Cs=None,
         seed=None,
+        prune: bool = False,
     ):
         self.confusion = confusion
         self.correction = correction
@@ -300,6 +313,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         self.learning_rate = learning_rate
         self.Cs = Cs
         self.seed = seed
+        self.prune = prune
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -525,9 +539,37 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
                 self.cv_losses_ = losses
         else:
             self.C_ = float(self.C)
-        self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
+        if self.prune:
+            self._fit_pruned(X, yi, sw, K)
+        else:
+            self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
         self.n_seen_ = float(sw.sum())
         return self
+
+    def _fit_pruned(self, X, yi, sw, K) -> None:
+        """``prune=True``: flag (out-of-fold scores, the expected number of flips), refit on the rest
+        forward-corrected by their residual confusion."""
+        from ...noise.label_issues import _flag, em_step, flip_posterior
+
+        C = self.confusion_
+        splits = self._folds(yi, K, 2)
+        if splits is None:  # a class with one row: nothing can be judged out of fold
+            flagged = np.zeros(0, dtype=np.int64)
+            C_kept = C
+        else:
+            P = self._oof_proba(X, yi, sw, C, K, self.C_, splits)
+            flagged = _flag(flip_posterior(P, yi, C), yi, C, "expected_flips", 0.5).astype(np.int64)
+            kept = np.ones(yi.size, dtype=bool)
+            kept[flagged] = False
+            if np.bincount(yi[kept], minlength=K).min() == 0:  # never prune a class away
+                for r in np.flatnonzero(np.bincount(yi[kept], minlength=K) == 0):
+                    kept[flagged[yi[flagged] == r]] = True
+                flagged = flagged[~kept[flagged]]
+            C_kept = em_step(C, P[kept], yi[kept], sw[kept])
+            X, yi, sw = X[kept], yi[kept], sw[kept]
+        self.label_issues_ = flagged
+        self.pruned_confusion_ = C_kept
+        self._fit_encoded(X, yi, sw, C_kept, K, C_reg=self.C_)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None) -> "CorrectedLogisticRegression":
         """One pass of AdaGrad over this chunk on the same corrected objective (streams).
