@@ -83,6 +83,13 @@ def _expected_flips_per_label(yi: np.ndarray, C: np.ndarray) -> np.ndarray:
     return yi.size * (off.sum(axis=1) - np.diag(off))
 
 
+def _is_classifier(est) -> bool:
+    try:
+        return bool(is_classifier(est))
+    except (AttributeError, TypeError):
+        return False
+
+
 def _top(order: np.ndarray, m: int) -> np.ndarray:
     return order[: max(0, min(int(m), order.size))]
 
@@ -211,7 +218,8 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
     K = classes.size
     if K < 2:
         raise ValueError(f"{owner} needs at least 2 classes; y holds {K}.")
-    if estimator is not None and not (is_classifier(estimator) and hasattr(estimator, "predict_proba")):
+    if estimator is not None and not (hasattr(estimator, "predict_proba") and hasattr(estimator, "fit")
+                                      and _is_classifier(estimator)):
         raise TypeError(f"The 'estimator' parameter of {owner} must be a scikit-learn classifier with "
                         f"predict_proba. Got {type(estimator).__name__} instead.")
     ours = estimator is None or isinstance(estimator, CorrectedLogisticRegression)
