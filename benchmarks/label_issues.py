@@ -117,6 +117,51 @@ def run_setting(name, X, y, kind, rho, seed, models) -> list[dict]:
     return rows
 
 
+def estimate_speed(X, y, C, params: dict, seed: int, repeats: int = 1) -> dict:
+    """Wall and CPU seconds of ``CorrectedLogisticRegression(**params).fit`` with C given and with
+    ``confusion="estimate"`` (the best of ``repeats``), and the estimate's max |Ĉ − C_emp|."""
+    K = C.shape[0]
+    yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([31, seed, 2]))
+    emp = realised(yn, y, K)
+    out = {}
+    for name, conf in (("known", C), ("estimate", "estimate")):
+        best = None
+        for _ in range(repeats):
+            w, c = time.perf_counter(), time.process_time()
+            m = nf.CorrectedLogisticRegression(confusion=conf, seed=seed, **params).fit(X, yn)
+            t = (time.perf_counter() - w, time.process_time() - c)
+            best = t if best is None or t[0] < best[0] else best
+        out[f"{name}_wall"], out[f"{name}_cpu"] = best
+        if name == "estimate":
+            out["C_vs_emp"] = float(np.abs(m.confusion_ - emp).max())
+            out["C_vs_true"] = float(np.abs(m.confusion_ - C).max())
+    out["wall_ratio"] = out["estimate_wall"] / out["known_wall"]
+    out["cpu_ratio"] = out["estimate_cpu"] / out["known_cpu"]
+    return out
+
+
+def speed_table(data_dir, seeds=(0, 1, 2)) -> list[dict]:
+    """confusion="estimate" against a fit with C given: digits (1,257 rows, pair 0.3) and, with ``data_dir``,
+    a 4,000-row stratified subsample of Letter (symmetric 0.2); class defaults and the recommended grid."""
+    from label_noise import RECOMMENDED
+
+    sets = [("digits 1,257 rows, pair 0.3", "digits", None, "pair", 0.3)]
+    if data_dir:
+        sets.append(("Letter 4,000 rows, symmetric 0.2", "letter", 4000, "symmetric", 0.2))
+    rows = []
+    for label, name, n_rows, kind, rho in sets:
+        X, y = load(name, data_dir, n_rows)
+        if name == "digits":
+            p = np.random.default_rng(31).permutation(len(y))[:1257]
+            X, y = X[p], y[p]
+        C = confusion(kind, rho, int(y.max()) + 1)
+        for pname, params in (("class defaults", {}), ("Cs grid, 3 folds", RECOMMENDED)):
+            r = [estimate_speed(X, y, C, params, s) for s in seeds]
+            rows.append({"data": label, "params": pname,
+                         **{k: float(np.mean([v[k] for v in r])) for k in r[0]}})
+    return rows
+
+
 def report(df) -> str:
     import pandas as pd
 
@@ -152,8 +197,13 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--letter-rows", type=int, default=None, help="stratified subsample of Letter's training split")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--speed", action="store_true", help="only the timing of confusion='estimate' vs C given")
     a = ap.parse_args(argv)
     import pandas as pd
+
+    if a.speed:
+        print(pd.DataFrame(speed_table(a.data_dir)).round(3).to_string(index=False))
+        return 0
 
     rows = []
     for name in a.datasets.split(","):
