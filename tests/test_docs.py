@@ -57,3 +57,37 @@ def test_mkdocs_build_strict(tmp_path):
     # the API reference is rendered from the docstrings, not left as a directive
     api = (tmp_path / "site" / "api" / "learners" / "index.html").read_text(encoding="utf-8")
     assert "SquareCB" in api and "inverse-gap" in api and ":::" not in api
+
+
+def test_readme_code_runs(tmp_path, monkeypatch):
+    """The README's Python blocks, in order, next to a small VW log like the one its second block reads."""
+    import numpy as np
+
+    import noisyfeedback as nf
+
+    monkeypatch.chdir(tmp_path)
+    X, y = nf.datasets.load("digits", normalize=True)
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 10, len(y))
+    clicks = (actions == y).astype(int)
+    nf.datasets.write_vw_cb("log.vw", X, actions, clicks, np.full(len(y), 0.1))
+    blocks = python_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= 2
+    namespace: dict = {"__name__": "readme"}
+    for i, block in enumerate(blocks, 1):
+        exec(compile(block, f"README.md (python block {i})", "exec"), namespace)  # noqa: S102
+
+
+def test_readme_is_short():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; the manual belongs in docs/"
+
+
+def test_readme_links_exist():
+    """Every relative link of the README names a file or folder of the repository."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert targets
+    for t in targets:
+        if "://" not in t:
+            assert (ROOT / t).exists(), t
