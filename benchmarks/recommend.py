@@ -1,6 +1,6 @@
 """The learners we recommend (SquareCB, EpsilonGreedy) against the papers' algorithms and Vowpal Wabbit.
 
-Two tables for ``make bench`` (issue #15):
+Two tables for ``make bench``:
 
 - **Noisy bandit**: dataset × noise setting; ours with default parameters; RCNBF with γ tuned on the
   paper's grid; at (0, 0) also the best of Banditron / BPA / SOBA (diagonal), each γ tuned; Vowpal
@@ -11,7 +11,7 @@ Two tables for ``make bench`` (issue #15):
 
 Tuning: every γ is chosen on simulation seed 100 (a different row order, feedback and exploration from the
 reported seed 0); ours are never tuned here (defaults chosen by benchmarks/tune_oracle.py on other data,
-see benchmarks/TUNING.md). Error: online error of the greedy prediction against the true label over all
+see benchmarks/RESULTS.md, "How the defaults were chosen"). Error: online error of the greedy prediction against the true label over all
 rounds (``Trace.error_rate``).
 
     python benchmarks/recommend.py --data-dir ../shared/data            # both tables
@@ -149,13 +149,13 @@ def _f(x, nd=3):
 
 def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
     lines = [
-        "## Noisy bandit: the learners we recommend against the papers' and Vowpal Wabbit (issue #15)", "",
+        "## Noisy bandit: the learners we recommend against the papers' and Vowpal Wabbit", "",
         f"Online error of the greedy prediction against the true label, {rounds:,} rounds, seed 0. SquareCB and "
         "EpsilonGreedy with default parameters (never tuned here); RCNBF γ tuned on the paper's grid "
         f"{RCNBF_GAMMAS} on seed {TUNE_SEED}; 'best of B/BPA/SOBA' likewise, at (0, 0) only. "
         f"VW columns: **{vw_rounds:,} rounds** (what per-example driving from Python affords), best of a small "
         "grid chosen on that run; 'SquareCB @VW' is ours over the same first rounds, for a like-for-like "
-        "comparison. Ratio: SquareCB / RCNBF (acceptance: ≤ 0.5 at the noisy settings). 'SquareCB ridge': "
+        "comparison. Ratio: SquareCB / RCNBF (target: ≤ 0.5 at the noisy settings). 'SquareCB ridge': "
         f"`oracle=\"ridge\"` (recursive least squares per label), run where d ≤ {RIDGE_MAX_D}.", "",
         "| dataset | (ρ0, ρ1) | SquareCB | SquareCB ridge | EpsilonGreedy | RCNBF (γ) | ratio | "
         "best of B/BPA/SOBA (0,0) | SquareCB @VW | VW epsilon | VW squarecb | SquareCB rounds/s |",
@@ -176,9 +176,9 @@ def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
 
 def render_diluted(rows: list[dict], rounds: int) -> str:
     lines = [
-        "## Diluted (set) feedback: ours against MC-DBF (issue #15)", "",
+        "## Diluted (set) feedback: ours against MC-DBF", "",
         f"Online error of the greedy label, {rounds:,} rounds, seed 0; MC-DBF γ tuned on {DBF_GAMMAS} (seed "
-        f"{TUNE_SEED}), with the channel's flip rates; ours with default parameters (acceptance: ≤ 0.8 × MC-DBF).",
+        f"{TUNE_SEED}), with the channel's flip rates; ours with default parameters (target: ≤ 0.8 × MC-DBF).",
         "",
         "| dataset | m | (ρ0, ρ1) | SquareCB | EpsilonGreedy | MC-DBF (γ) | ratio |",
         "|---|---|---|---|---|---|---|",
