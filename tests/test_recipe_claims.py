@@ -191,11 +191,11 @@ def test_moroshko_registered_claims_hold_and_fail():
 
     good, bad = judged(0.5, 0.5, 0.0), judged(2.0, -0.5, 0.01)
     for what in ("Fig. 2 (synthetic, M = 5, known variance): 'beta' (6) outperforms the other variants",
-                 "Acceptance (synthetic, M = 5): ORS 'beta' ends with a lower MSE than NLMS on noisy labels",
+                 "Target (synthetic, M = 5): ORS 'beta' ends with a lower MSE than NLMS on noisy labels",
                  "Fig. 4 (docs/algorithms.md §8): ORS ('beta') below NLMS at every noise level M",
                  "Fig. 5 (speech SUBSTITUTE): 'beta' works much better than just using the noisy label",
                  "Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'",
-                 "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"):
+                 "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget"):
         assert good[what] is True and bad[what] is False, what
 
 

@@ -31,7 +31,7 @@ def make_claims(df: pd.DataFrame) -> list[Claim]:
         lams_fail = [f"{v:g}" for v in a.loc[~below, "λ"]]
         claims.append(Claim(
             "Fig. 1(a): UMA's confusion rate is below the Perceptron's at every tested noise level "
-            "(also docs/algorithms.md §8 and acceptance item 4)",
+            "(also docs/algorithms.md §8)",
             "below at every level", f"below at {int(below.sum())} of {len(a)} levels"
             + (f"; not at λ = {', '.join(lams_fail)}" if lams_fail else "")
             + "; runs won per level: " + ", ".join(w.split(" of ")[0] + "/" + w.split(" of ")[1]
@@ -138,7 +138,7 @@ def claims(results: dict, ctx) -> list[Claim]:
 #: our learners and the peers, by the names of ``recommend_supervised.label_noise_plan``
 RECOMMEND_OURS = ("CorrectedLogisticRegression (known C)", "CorrectedLogisticRegression (estimated C)")
 RECOMMEND_PEERS = ("LogisticRegression (noisy labels)", "cleanlab CleanLearning(LogisticRegression())")
-#: issue #16, acceptance 1: CorrectedLogisticRegression (told C) below UMA (told the same C): ratio < this
+#: our claim: CorrectedLogisticRegression (told C) below UMA (told the same C): ratio < this
 RECOMMEND_RATIO = 1.0
 
 

@@ -248,7 +248,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 
 def recommend_section(df: pd.DataFrame, plan: dict):
     """"What we recommend instead": CorrectedLogisticRegression and the peers next to UMA and the
-    Perceptron of the same runs, on the same noisy labels (issue #16); None when they did not run."""
+    Perceptron of the same runs, on the same noisy labels; None when they did not run."""
     from ....report import Section
     from .. import _recommend as rec
     from .claims import recommend_bottom_lines, recommend_claims
@@ -273,7 +273,7 @@ def recommend_section(df: pd.DataFrame, plan: dict):
             + " (C(λ) known) and Table 1's pseudo-labels with the estimated Ĉ. The paper's best is the lower "
             "of UMA and the Perceptron (on the same labels) in this run.",
             "Our claim: CorrectedLogisticRegression (told C) has a lower test error than UMA (told the same C) "
-            "at each setting (issue #16, acceptance 1)."]
+            "at each setting."]
     tables = {"Ours vs the paper's (not counted in the paper's claims)": claims_table(recommend_claims(lines))}
     what = {"toy": "Figure 1(a)'s toy runs, per noise level λ", "table1": "Table 1's pseudo-labels, per data set"}
     for part, t in lines.items():
