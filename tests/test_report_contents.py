@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from noisyfeedback.report import CONTENTS_MIN_SECTIONS, Section, _anchor, write_report
+from noisyfeedback.lab.report import CONTENTS_MIN_SECTIONS, Section, _anchor, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = sorted(p for p in (ROOT / "reports").iterdir() if (p / "index.md").is_file())
