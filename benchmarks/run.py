@@ -1,4 +1,4 @@
-"""Speed against the peers (``make bench``): writes benchmarks/RESULTS.md and prints it.
+"""Speed against the peers (``make bench``): writes benchmarks/results/make-bench.md and prints it.
 
 The workloads are declared in :data:`WORKLOADS` and :data:`SWEEP`; every one runs ours and
 the peer on identical data in this one process run. Ours is timed by ``nf.simulate`` after a
@@ -38,13 +38,13 @@ import peers  # noqa: E402
 BANDIT = [
     {"learner": "RCNBF", "params": {"gamma": 0.05, "rho0": 0.2, "rho1": 0.4}, "channel": (0.2, 0.4)},
     {"learner": "Banditron", "params": {"gamma": 0.05}, "channel": (0.0, 0.0)},
-    {"learner": "SquareCB", "params": {}, "channel": (0.2, 0.4)},  # issue #15: ≥ 1M rounds/s, defaults
+    {"learner": "SquareCB", "params": {}, "channel": (0.2, 0.4)},  # target: ≥ 1M rounds/s, defaults
 ]
 #: the RCV1-like sparse streams: (n rows, d features, non-zeros per row)
 SPARSE = [(100_000, 50_000, 50), (100_000, 50_000, 200), (100_000, 500_000, 50)]
 #: seeds of the noisy-bandit figure (the sweep target is stated for all of them)
 FIGURE_SEEDS = 10
-#: the noisy-bandit figure (issue #4, Figure 2) at full size, γ fixed (no tuning)
+#: the noisy-bandit figure (Agarwal & Manwani, Figure 2) at full size, γ fixed (no tuning)
 SWEEP = {
     "settings": [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)],
     # RCINE as in `reproduce agarwal2021` (N_s = 50 000 every 200 000 rounds), with warm_start: each estimate
@@ -323,7 +323,7 @@ def main(argv=None) -> int:
     ap.add_argument("--recommend-rounds", type=int, default=1_000_000,
                     help="rounds of the recommended-learners comparison (benchmarks/recommend.py)")
     ap.add_argument("--recommend-vw-rounds", type=int, default=20_000)
-    ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
 
     X, y, stream = load_stream(args.data_dir)
@@ -366,7 +366,7 @@ def main(argv=None) -> int:
 
 
 def teacher_rows() -> list[dict]:
-    """Issue #8's scale target: EvilTeacherSVM on m = 100 000, d = 20 000 (0.5 % dense), 100 teachers."""
+    """The scale target of the teacher SVM: EvilTeacherSVM on m = 100 000, d = 20 000 (0.5 % dense), 100 teachers."""
     try:
         import teachers_scale
     except ImportError:
@@ -378,7 +378,7 @@ def teacher_rows() -> list[dict]:
 
 
 def service_rows(seconds: float) -> list[dict]:
-    """Issue #20's load test: rank+reward pairs over HTTP on 127.0.0.1 (benchmarks/service_load.py)."""
+    """The service load test: rank+reward pairs over HTTP on 127.0.0.1 (benchmarks/service_load.py)."""
     try:
         import service_load
     except ImportError:
@@ -399,7 +399,7 @@ def service_rows(seconds: float) -> list[dict]:
 
 
 def noisy_rows(data_dir) -> list[dict]:
-    """Issue #16's costs: WeightedRLS at d = 20 (target ≥ 300k rounds/s) and CorrectedLogisticRegression.fit on
+    """The costs of the label-noise and regression learners: WeightedRLS at d = 20 (target ≥ 300k rounds/s) and CorrectedLogisticRegression.fit on
     60,000 MNIST rows (target < 1 min). Quality against the peers: benchmarks/label_noise.py and
     benchmarks/regression_peers.py (minutes; run separately)."""
     from noisyfeedback.datasets.regression import ors_synthetic

@@ -38,7 +38,7 @@ _CORRECTIONS = ("forward", "backward", "none")
 _ESTIMATORS = ("confident_joint", "anchor")
 _PROBA_MODELS = ("linear", "knn")
 #: neighbours of the k-nearest-neighbour model of the noisy labels behind confusion="estimate" (proba_model):
-#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/LABEL_NOISE.md)
+#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/RESULTS.md, "Label noise")
 KNN_NEIGHBOURS = 15
 #: the out-of-fold fits behind confusion="estimate" stop at this multiple of ``tol`` (L-BFGS gradient tolerance):
 #: their probabilities only feed the confident joint and the EM counts. 10 took the estimate from 7–9x to
@@ -193,13 +193,13 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         on Letter (linear test error 0.2) the linear estimate of C is off by 0.30–0.38, the kNN
         one by 0.05–0.09; where the linear model fits (digits, the UMA toy) the linear estimate is
         the closer one (kNN: 0.07–0.18 on the toy). Neither the noisy labels' out-of-fold log-loss
-        nor their accuracy told the two cases apart on our data (benchmarks/LABEL_NOISE.md), so
+        nor their accuracy told the two cases apart on our data (benchmarks/RESULTS.md, "Label noise"), so
         the choice is the user's: "knn" when a linear model is known to fit the classes poorly.
     refine : int >= 0, default=1
         EM (Dawid–Skene) steps refining the ``"estimate"`` of C from out-of-fold clean probabilities
         of the model forward-corrected by the current estimate (see ``_estimate``). One step brought the
         max error of C from 0.06–0.17 to 0.03–0.10 on the tuning seeds of digits and the UMA toy at
-        noise 0.2 (benchmarks/LABEL_NOISE.md), near the sampling error of the realised labels
+        noise 0.2 (benchmarks/RESULTS.md, "Label noise"), near the sampling error of the realised labels
         themselves; more steps drifted on digits. 0: ``estimator`` alone. The plain model behind the
         estimate uses the ``Cs`` candidate of least cross-validated log-loss of the noisy labels
         (``estimate_C_``), else ``C``.

@@ -108,7 +108,7 @@ def sections(results: dict, claims: list, ctx) -> list:
         Section("References and how to rerun", text=[
             "[1] Saito, Y., Aihara, S., Matsutani, M. & Narita, Y. (2021). Open Bandit Dataset and Pipeline: "
             "towards realistic and reproducible off-policy evaluation. NeurIPS Datasets and Benchmarks.",
-            "Rerun: `noisyfeedback reproduce open-bandit --data-dir ../shared/data --out DIR` "
+            "Rerun: `noisyfeedback reproduce open-bandit --data-dir DATA --out DIR` "
             "(`--quick`: a generated log). A rerun into the same folder resumes: the engine's per-task files "
             "in `results/tasks/` are reused, and `results/*.parquet` hold the tables. Code: "
             "`noisyfeedback.lab.papers.open_bandit` (plans, tasks, claims, report) over "
