@@ -27,7 +27,7 @@ from ..._validation import AnySeed, Integer, Interval, Options, check_memory
 from ...feedback import CODE_BANDIT, CODE_DILUTED
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import LinearClassifier, LoggedLearning, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, _masked_argmax, kernel_view
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
@@ -168,9 +168,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             oracle_values_rows(self.W_, self.intercept_, *kernel_view(X), out)
         return out
 
-    def predict(self, X) -> np.ndarray:
-        """Greedy labels argmax_a v_a (lowest index on ties); 0 before any learning."""
-        return np.argmax(self.decision_function(X), axis=1).astype(np.int64)
+    def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """Greedy labels argmax_a v_a (lowest index on ties); 0 before any learning. With ``allowed``/
+        ``excluded`` the argmax over the actions a row may take."""
+        v = self.decision_function(X)
+        mask = self._mask(allowed, excluded, v.shape[0])
+        if mask is not None:
+            return _masked_argmax(v, mask)
+        return np.argmax(v, axis=1).astype(np.int64)
 
     def predict_proba(self, X) -> np.ndarray:
         """Calibrated estimates of the clean P(y = a | x), using the parameters ``rho0``, ``rho1``.
@@ -183,11 +188,15 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         tot = p.sum(axis=1, keepdims=True)
         return np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """The exploration distribution ``act`` draws from, (n_samples, n_classes): P(label a is played)
-        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m)."""
+        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m).
+        With ``allowed``/``excluded`` (m = 1) restricted to the actions a row may take and renormalised."""
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
+        mask = self._mask(allowed, excluded, n)
+        if mask is not None:
+            return self._restrict_probabilities(self.action_probabilities(X), mask)
         m = int(self.m)
         sets = np.empty((n, m), np.int64)
         pis = np.empty((n, self.n_classes))
@@ -197,9 +206,15 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return pis
 
     # ------------------------------------------------------- act / learn
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
         """Draw one action (m = 1: shape (n,)) or set (m > 1: (n, m), increasing) per row; returns
-        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order)."""
+        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order).
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
+        distribution restricted to the actions a row may take and renormalised (one uniform a row); the
+        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
         m = int(self.m)

@@ -68,8 +68,14 @@ class Banditron(LoggedLearning, LinearClassifier):
         """Feedback estimate (h(0), h(1)); clean bandit feedback is used as is."""
         return 0.0, 1.0
 
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one exploratory action per row: returns (actions, P(action))."""
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
+        """Draw one exploratory action per row: returns (actions, P(action)).
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
+        distribution restricted to the actions a row may take and renormalised (one uniform a row); the
+        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         u = self.rng_.random(X.shape[0] * self.draws_per_round)
         actions = np.empty(X.shape[0], dtype=np.int64)
@@ -77,13 +83,14 @@ class Banditron(LoggedLearning, LinearClassifier):
         bandit_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
         return actions, probs
 
-    def action_probabilities(self, X) -> np.ndarray:
-        """P(r) = (1−γ)·1[r = ŷ] + γ/K for every row, shape (n_samples, n_classes): what ``act`` draws from."""
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """P(r) = (1−γ)·1[r = ŷ] + γ/K for every row, shape (n_samples, n_classes): what ``act`` draws from
+        (restricted to ``allowed`` minus ``excluded`` and renormalised when given)."""
         greedy = self.predict(X)
         K = self.n_classes
         out = np.full((greedy.shape[0], K), float(self.gamma) / K)
         out[np.arange(greedy.shape[0]), greedy] += 1.0 - float(self.gamma)
-        return out
+        return self._restrict_probabilities(out, self._mask(allowed, excluded, out.shape[0]))
 
     def learn(self, X, actions, feedback, propensities) -> "Banditron":
         """Update from logged rows in order: action taken, 0/1 feedback, its propensity."""

@@ -41,9 +41,10 @@ class Perceptron(LinearClassifier):
     def __init__(self, n_classes: int):
         self.n_classes = n_classes
 
-    def act(self, X):
-        """Greedy actions with propensity 1 (the Perceptron does not explore)."""
-        actions = self.predict(X)
+    def act(self, X, allowed=None, excluded=None):
+        """Greedy actions with propensity 1 (the Perceptron does not explore). With ``allowed``/``excluded``
+        the greedy label among the actions a row may take."""
+        actions = self.predict(X, allowed, excluded)
         return actions, np.ones(actions.shape[0])
 
     def learn(self, X, actions=None, feedback=None, propensities=None) -> "Perceptron":

@@ -143,8 +143,13 @@ class MCDBF(LoggedLearning, SetPredictor):
         """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1); (0.0, 1.0) without flips."""
         return RCNBF._estimate(self.rho0, self.rho1)
 
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one set per row: returns (sets (n, m) int64, increasing; Z(set) (n,))."""
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
+        """Draw one set per row: returns (sets (n, m) int64, increasing; Z(set) (n,)).
+
+        ``allowed``/``excluded`` (m = 1 only): one action per row drawn from the distribution restricted to
+        the actions a row may take, renormalised (see :meth:`Banditron.act`); returns shape (n,)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         m = int(self.m)
         u = self.rng_.random(X.shape[0] * m)
@@ -174,14 +179,15 @@ class MCDBF(LoggedLearning, SetPredictor):
         ep = sum(p * pr for (p, _), pr in G.items())
         return ep / m, (m - ep) / (K - m)
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """P(label ∈ Ỹ) for every row and label, shape (n_samples, n_classes); rows sum to m
-        (the inclusion probabilities of the set ``act`` draws; with m = 1 Banditron's distribution)."""
+        (the inclusion probabilities of the set ``act`` draws; with m = 1 Banditron's distribution,
+        restricted to ``allowed`` minus ``excluded`` and renormalised when given)."""
         top = self.predict_set(X)
         p_in, p_out = self.inclusion_probabilities()
         out = np.full((top.shape[0], self.n_classes), p_out)
         np.put_along_axis(out, top, p_in, axis=1)
-        return out
+        return self._restrict_probabilities(out, self._mask(allowed, excluded, out.shape[0]))
 
     def learn(self, X, actions, feedback, propensities) -> "MCDBF":
         """Update from logged rows in order: the proposed set, 0/1 feedback, the set's probability Z."""

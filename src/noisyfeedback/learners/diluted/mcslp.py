@@ -59,9 +59,10 @@ class MCSLP(SetPredictor):
         self.n_classes = n_classes
         self.m = m
 
-    def act(self, X):
-        """Greedy actions with propensity 1 (MC-SLP does not explore); see ``predict_set`` for Ŷ."""
-        actions = self.predict(X)
+    def act(self, X, allowed=None, excluded=None):
+        """Greedy actions with propensity 1 (MC-SLP does not explore); see ``predict_set`` for Ŷ. With
+        ``allowed``/``excluded`` the greedy label among the actions a row may take."""
+        actions = self.predict(X, allowed, excluded)
         return actions, np.ones(actions.shape[0])
 
     def learn(self, X, actions=None, feedback=None, propensities=None) -> "MCSLP":
