@@ -37,6 +37,11 @@ def kernel_view(X) -> tuple:
     return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
 
 
+def row_range(X, lo: int, hi: int):
+    """Rows lo..hi−1 of X (X itself when that is all of it: no copy on the ordinary path)."""
+    return X if lo == 0 and hi == X.shape[0] else X[lo:hi]
+
+
 def _masked_argmax(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per row the first index of the largest score among the masked-in entries."""
     s = np.where(mask, scores, -np.inf)
@@ -45,6 +50,56 @@ def _masked_argmax(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     if none.any():
         out[none] = np.argmax(mask[none], axis=1)
     return out.astype(np.int64)
+
+
+#: rows whose largest |entry| is above _BIG or below _SMALL (and not 0) are rescaled by a power of 2 before
+#: a learner that normalises rows sees them: their ‖x‖² would overflow to inf or underflow (to 0 or a
+#: denormal) in float64. Between the two every ‖x‖² of up to 1.7e7 features is a normal number.
+_BIG = 2.0 ** 500
+_SMALL = 2.0 ** -500
+
+
+def finite_scale_rows(X):
+    """X with every row whose largest absolute entry M is above 2^500 or below 2^-500 (M > 0) multiplied
+    by 2^(1−e), M = f·2^e (f in [0.5, 1)): its largest entry is then in [1, 2) and ‖x‖² cannot overflow
+    or underflow. Exact (a power of 2), and only for those rows: x/‖x‖ is the same row, and every other
+    row keeps its bits. Returns X itself when no row needs it (float32 rows never do).
+
+    >>> X = np.array([[1.7e308] * 4, [3.0, 4.0, 0.0, 0.0], [1e-170, 0.0, 0.0, 0.0]])
+    >>> finite_scale_rows(X).round(4).tolist()
+    [[1.8913, 1.8913, 1.8913, 1.8913], [3.0, 4.0, 0.0, 0.0], [1.2077, 0.0, 0.0, 0.0]]
+    """
+    if isinstance(X, CodedRows) or getattr(X, "dtype", None) != np.float64:
+        return X
+    if sp.issparse(X):
+        if X.nnz == 0:
+            return X
+        M = abs(X).max(axis=1).toarray().ravel()
+    else:
+        if X.size == 0:
+            return X
+        M = np.abs(X).max(axis=1)
+    bad = np.flatnonzero((M > _BIG) | ((M < _SMALL) & (M > 0)))
+    if bad.size == 0:
+        return X
+    shift = 1 - np.frexp(M[bad])[1]
+    if sp.issparse(X):
+        X = X.copy()
+        for i, k in zip(bad, shift):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            X.data[lo:hi] = np.ldexp(X.data[lo:hi], int(k))
+        return X
+    X = np.array(X, dtype=np.float64, order="C")
+    X[bad] = np.ldexp(X[bad], shift[:, None])
+    return X
+
+
+class NonFiniteUpdate(ValueError):
+    """A learning step refused because it would make the learned state non-finite; ``row`` is its index."""
+
+    def __init__(self, message: str, row: int):
+        super().__init__(message)
+        self.row = row
 
 
 def _as_binary(rewards):
@@ -171,6 +226,49 @@ class LinearClassifier(Learner):
     _base_constraints: ClassVar[dict[str, Any]] = {"n_classes": Integer(2)}
     #: what a model file may set (noisyfeedback._state): the weights, K = n_classes rows
     _learned_state: ClassVar[dict[str, Any]] = {"W_": Array(("n_classes", "d"))}
+    #: the learned arrays an update changes: checked finite after learning, restored when not
+    _mutable_state: ClassVar[tuple[str, ...]] = ("W_",)
+
+    # ------------------------------------------------------ finite state
+    def _state_arrays(self) -> list[np.ndarray]:
+        return [a for a in (getattr(self, n, None) for n in self._mutable_state) if isinstance(a, np.ndarray)]
+
+    def _state_is_finite(self) -> bool:
+        """True when every learned array an update changes holds only finite numbers."""
+        return all(np.isfinite(a).all() for a in self._state_arrays())
+
+    def _guarded(self, n: int, run) -> None:
+        """Run ``run(lo, hi)`` (learn rows lo..hi−1 in order, from the current state) on rows 0..n−1 and
+        check the state finite after it. When it is not, the step that broke it is refused: the state is
+        put back to that after the rows before it (found by bisection, replaying from a copy of the
+        state; learning is deterministic) and :class:`NonFiniteUpdate` (a ValueError) names the row.
+
+        The check reads every learned array once a call (one pass over memory the update touches
+        anyway for a batch; for one row a call, a pass over W); the copy is as large."""
+        arrays = self._state_arrays()
+        saved = [a.copy(order="K") for a in arrays]
+        run(0, n)
+        if all(np.isfinite(a).all() for a in arrays):
+            return
+
+        def replay(k: int) -> bool:
+            for a, b in zip(arrays, saved):
+                a[...] = b
+            run(0, k)
+            return all(np.isfinite(a).all() for a in arrays)
+
+        lo, hi = 0, n  # rows [0, lo) keep the state finite, rows [0, hi) do not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if replay(mid):
+                lo = mid
+            else:
+                hi = mid
+        replay(lo)
+        raise NonFiniteUpdate(
+            f"{type(self).__name__}.learn: row {lo} would make the learned state non-finite (the update "
+            f"overflows); it was refused: the rows before it are learned, row {lo} and the rows after it are "
+            "not.", lo)
 
     def _validate_params(self) -> None:
         from .._validation import check_param

@@ -27,7 +27,7 @@ from ..._validation import AnySeed, Integer, Interval, Options, check_memory
 from ...feedback import CODE_BANDIT, CODE_DILUTED
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import LinearClassifier, LoggedLearning, _masked_argmax, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, _masked_argmax, finite_scale_rows, kernel_view, row_range
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
@@ -54,9 +54,12 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _policy: ClassVar[int] = 0
     _common_constraints: ClassVar[dict] = {
         "m": Integer(1),
-        "learning_rate": Interval(0, None, closed="neither"),
+        # bounded so that no in-range value overflows: an AdaGrad step moves a weight by at most
+        # learning_rate, so |w| <= learning_rate·t after t rounds; the ridge inverse starts at I/lam
+        # and its update squares it (lam below 1e-154 overflowed it on the first round)
+        "learning_rate": Interval(0, 1e3, closed="right"),
         "oracle": Options(("adagrad", "normalized", "ridge")),
-        "lam": Interval(0, None, closed="neither"),
+        "lam": Interval(1e-8, 1e8, closed="both"),
         "rho0": Interval(0, 1, closed="left"),
         "rho1": Interval(0, 1, closed="left"),
         "seed": AnySeed(),
@@ -89,6 +92,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         "ridge_inverse_": Array(lambda p: ("n_classes", "d+1", "d+1") if p.get("oracle") == "ridge"
                                 else ("n_classes", 0, 0)),
     }
+    _mutable_state = ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "ridge_inverse_", "n_updates_")
     #: every kind of feedback the class learns from, by its m
     feedback_kinds: ClassVar[tuple[str, ...]] = ("bandit", "set")
 
@@ -109,6 +113,11 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                 f"The 'oracle' parameter of {type(self).__name__} must be 'adagrad' or 'normalized' with m > 1 "
                 f"(the ridge oracle fits one label's feedback a round). Got 'ridge' with m={m!r} instead."
             )
+        if self.oracle == "normalized" and not self.learning_rate < 2:
+            raise ValueError(
+                f"The 'learning_rate' parameter of {type(self).__name__} must be in (0, 2) with oracle='normalized' "
+                f"(the normalised step diverges from 2 on). Got {self.learning_rate!r} instead."
+            )
         if self.rho0 + self.rho1 >= 1:
             raise ValueError(
                 f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must satisfy rho0 + rho1 < 1. "
@@ -117,6 +126,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
 
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
+
+    def _check_X(self, X, fitting: bool):
+        """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
+        sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``."""
+        return finite_scale_rows(super()._check_X(X, fitting))
+
+    #: simulate rescales the rows it is given as ``_check_X`` does (same rows, same bits as act/learn)
+    _simulation_rows = staticmethod(finite_scale_rows)
 
     # ------------------------------------------------------------ state
     def _init_state(self, n_features: int, seed_fallback=None) -> None:
@@ -240,8 +257,10 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         feedback = self._check_binary(feedback, n)
         self._check_propensities(propensities, n)
         oracle, W, b, G, Gb, P, t = self._state()
-        oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(X), np.ascontiguousarray(sets), feedback,
-                     float(self.learning_rate))
+        sets = np.ascontiguousarray(sets)
+        lr = float(self.learning_rate)
+        self._guarded(n, lambda lo, hi: oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(row_range(X, lo, hi)),
+                                                     sets[lo:hi], feedback[lo:hi], lr))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):

@@ -7,7 +7,7 @@ import numpy as np
 from ..._validation import AnySeed, Interval
 from ...feedback import CODE_BANDIT
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
-from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view, row_range
 
 
 class Banditron(LoggedLearning, LinearClassifier):
@@ -100,8 +100,10 @@ class Banditron(LoggedLearning, LinearClassifier):
         feedback = self._check_binary(feedback, n)
         propensities = self._check_propensities(propensities, n)
         h0, h1 = self._h()
-        bandit_learn(self._rule, self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1,
-                     *self._extra_state())
+        extra = self._extra_state()
+        self._guarded(n, lambda lo, hi: bandit_learn(
+            self._rule, self.W_, *kernel_view(row_range(X, lo, hi)), actions[lo:hi], feedback[lo:hi],
+            propensities[lo:hi], h0, h1, *extra))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):

@@ -27,11 +27,11 @@ class EpsilonGreedy(OracleBandit):
     n_classes : int
     m : int in [1, K-1]
     epsilon : float in (0, 1]
-    learning_rate : float > 0
+    learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
     oracle : {"adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
         the ridge solution of that label's rounds — at O(d²) memory and time a round.
-    lam : float > 0
+    lam : float in [1e-8, 1e8]
         Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
     rho0, rho1 : float
         Flip rates, used only by :meth:`predict_proba`.

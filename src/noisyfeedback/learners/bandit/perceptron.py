@@ -6,7 +6,7 @@ import numpy as np
 
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.perceptron import perceptron_learn, perceptron_simulate
-from .._linear import LinearClassifier, kernel_view
+from .._linear import LinearClassifier, kernel_view, row_range
 
 
 class Perceptron(LinearClassifier):
@@ -53,7 +53,8 @@ class Perceptron(LinearClassifier):
         if feedback is None:
             raise ValueError("Perceptron.learn needs feedback: the label of each row.")
         labels = self._check_actions(feedback, X.shape[0], name="feedback")
-        perceptron_learn(self.W_, *kernel_view(X), labels)
+        self._guarded(X.shape[0], lambda lo, hi: perceptron_learn(self.W_, *kernel_view(row_range(X, lo, hi)),
+                                                                  labels[lo:hi]))
         return self
 
     def partial_fit(self, X, y, classes=None) -> "Perceptron":

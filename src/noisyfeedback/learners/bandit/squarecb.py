@@ -37,14 +37,14 @@ class SquareCB(OracleBandit):
     n_classes : int
     m : int in [1, K-1]
         1: one action, ``NoisyBandit`` feedback; m > 1: a set of m labels, ``Diluted(m)`` feedback.
-    gamma_scale, gamma_exponent : float
+    gamma_scale : float in [0, 1e9], gamma_exponent : float in [0, 1]
         γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by the sweep in benchmarks/TUNING.md).
-    learning_rate : float > 0
+    learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
     oracle : {"adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
         the ridge solution of that label's rounds — at O(d²) memory and time a round.
-    lam : float > 0
+    lam : float in [1e-8, 1e8]
         Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
     rho0, rho1 : float
         Flip rates, used only by :meth:`predict_proba`.
@@ -70,7 +70,9 @@ class SquareCB(OracleBandit):
     _policy = POLICY_IGW
     _parameter_constraints = {
         **OracleBandit._common_constraints,
-        "gamma_scale": Interval(0, None, closed="left"),
+        # γ_t = gamma_scale·(t+1)^gamma_exponent stays finite for any number of rounds (an infinite γ_t
+        # made p = 1/(K + γ_t·0) NaN for labels tied with the greedy one)
+        "gamma_scale": Interval(0, 1e9, closed="both"),
         "gamma_exponent": Interval(0, 1, closed="both"),
     }
     _test_params = {"n_classes": 3, "seed": 0}

@@ -9,7 +9,7 @@ import numpy as np
 from ..._validation import AnySeed, Integer, Interval
 from ...feedback import CODE_DILUTED
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
-from .._linear import LoggedLearning, kernel_view
+from .._linear import LoggedLearning, kernel_view, row_range
 from ..bandit.rcnbf import RCNBF
 from ._sets import SetPredictor
 
@@ -198,7 +198,9 @@ class MCDBF(LoggedLearning, SetPredictor):
         propensities = self._check_propensities(propensities, n)
         tau1, tau2 = self._taus()
         h0, h1 = self._h()
-        mcdbf_learn(self.W_, *kernel_view(X), int(self.m), tau1, tau2, h0, h1, sets, feedback, propensities)
+        m = int(self.m)
+        self._guarded(n, lambda lo, hi: mcdbf_learn(self.W_, *kernel_view(row_range(X, lo, hi)), m, tau1, tau2, h0,
+                                                    h1, sets[lo:hi], feedback[lo:hi], propensities[lo:hi]))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):
