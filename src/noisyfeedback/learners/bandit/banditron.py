@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validation import AnySeed, Interval
-from ...feedback import CODE_BANDIT
+from ...feedback import CODE_BANDIT, kernel_feedback
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
 from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view, row_range
 
@@ -107,7 +107,7 @@ class Banditron(LoggedLearning, LinearClassifier):
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         if code != CODE_BANDIT:
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()

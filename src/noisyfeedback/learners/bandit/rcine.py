@@ -223,9 +223,9 @@ class RCINE(RCNBF):
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
-        from ...feedback import CODE_BANDIT
+        from ...feedback import CODE_BANDIT, kernel_feedback
 
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         if code != CODE_BANDIT:
             raise TypeError(f"RCINE learns from bandit feedback; got {feedback!r}.")
         for a, b in list(self._segments(order.shape[0])):
