@@ -299,7 +299,7 @@ def test_ridge_oracle_learns_where_adagrad_is_slow():
     y = np.argmax(X @ rng.normal(size=(8, 4)), axis=1)
     ch = nf.feedback.NoisyBandit(0.2, 0.2)
     ridge = nf.simulate(nf.SquareCB(4, oracle="ridge", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
-    adagrad = nf.simulate(nf.SquareCB(4, seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
+    adagrad = nf.simulate(nf.SquareCB(4, oracle="adagrad", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
     assert ridge < 0.3 and ridge < adagrad, (ridge, adagrad)
 
 

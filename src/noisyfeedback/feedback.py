@@ -97,8 +97,8 @@ def rate_arrays(owner: str, rho0: Any, rho1: Any, n_classes: int | None = None) 
     as arrays of equal entries: the one-rate computation, bit for bit), else of length K. Checks the
     values, the length K (when ``n_classes`` is given; arrays of both must have the same length) and
     ρ0(a) + ρ1(a) < 1 for every action, with the house's messages."""
-    check_param("rho0", rho0, Rates(), owner)
-    check_param("rho1", rho1, Rates(), owner)
+    for name, rate in (("rho0", rho0), ("rho1", rho1)):  # one rate: the messages (and TypeError) of an Interval
+        check_param(name, rate, Interval(0, 1, closed="left") if np.ndim(rate) == 0 else Rates(), owner)
     r0 = np.atleast_1d(np.asarray(rho0, dtype=np.float64))
     r1 = np.atleast_1d(np.asarray(rho1, dtype=np.float64))
     for name, r in (("rho0", r0), ("rho1", r1)):
