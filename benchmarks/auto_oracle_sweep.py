@@ -60,8 +60,10 @@ def main(argv=None) -> int:
     rows = []
     ch = nf.feedback.NoisyBandit(0.1, 0.2)
     warm = linear_stream(4, n=200)
-    for oracle in ("adagrad", "ridge"):  # compile first: timings without the JIT
+    Xs, ys = nf.datasets.synsep(n_samples=500, seed=1)  # sparse rows: simulate reads them as coded rows
+    for oracle in ("adagrad", "ridge"):  # compile every row form first: timings without the JIT
         nf.simulate(nf.SquareCB(10, oracle=oracle, seed=0), *warm, ch, n_rounds=100, seed=0)
+        nf.simulate(nf.SquareCB(9, oracle=oracle, seed=0), Xs, ys, ch, n_rounds=100, seed=0)
     for name, (X, y) in datasets(args.data_dir).items():
         K, d = int(y.max()) + 1, X.shape[1]
         for oracle in ("adagrad", "ridge"):

@@ -31,7 +31,7 @@ class EpsilonGreedy(OracleBandit):
     oracle : {"auto", "adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
         the ridge solution of that label's rounds — at O(d²) memory and time a round. "auto" (default):
-        "ridge" where m = 1 and d <= ``AUTO_RIDGE_MAX_FEATURES`` (128, chosen by the sweep in
+        "ridge" where m = 1 and d <= ``AUTO_RIDGE_MAX_FEATURES`` (256, chosen by the sweep in
         benchmarks/auto_oracle_sweep.py, docs/algorithms.md), "adagrad" otherwise; the choice is
         ``oracle_`` after the first fit and is saved with the model.
     lam : float in [1e-8, 1e8]
