@@ -5,6 +5,10 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
+from conftest import JIT_DISABLED
+
+#: 100,000-round simulations: minutes without the JIT (the Python loop equality below runs either way)
+slow_without_jit = pytest.mark.skipif(JIT_DISABLED, reason="100,000 rounds in pure Python")
 
 K, C = 4, 24
 R0 = np.array([0.1, 0.3, 0.0, 0.2])
@@ -29,6 +33,7 @@ def run(make, anchors, channel, n_rounds=100_000):
     return learner, trace
 
 
+@slow_without_jit
 def test_a_stream_with_anchors_recovers_the_per_action_rates():
     ch = nf.feedback.NoisyBandit(R0, R1)
     learner, trace = run(lambda: nf.EpsilonGreedy(K, epsilon=0.2, rho0="estimate", rho1="estimate", seed=0),
@@ -39,6 +44,7 @@ def test_a_stream_with_anchors_recovers_the_per_action_rates():
     np.testing.assert_array_equal(learner.predict(np.eye(C)), np.arange(C) % K)
 
 
+@slow_without_jit
 @pytest.mark.parametrize("channel", [nf.feedback.NoisyBandit(R0, R1), nf.feedback.NoisyBandit(0.15, 0.25)])
 def test_without_anchors_the_learner_keeps_its_uncorrected_ranking(channel):
     learner, trace = run(lambda: nf.EpsilonGreedy(K, epsilon=0.2, rho0="estimate", rho1="estimate", seed=0),
@@ -77,6 +83,7 @@ def test_before_the_warm_up_nothing_is_corrected_and_simulate_equals_the_python_
     assert fresh.rate_state_[0] == 0 and fresh._correction()[0].size == 0
 
 
+@slow_without_jit
 def test_estimate_parameter_checks_and_save_load(tmp_path):
     with pytest.raises(ValueError, match="must both be 'estimate'"):
         nf.SquareCB(K, rho0="estimate").act(np.ones((1, 3)))
