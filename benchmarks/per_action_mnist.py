@@ -52,7 +52,9 @@ def main(argv=None) -> int:
             test_err = float((learner.predict(Xt) != yt).mean())
             extra = ""
             if label == "estimated rates":
-                extra = f" (estimates in use: {bool(learner.rate_state_[0])}; rho0 {learner.rate_estimates_[0].round(2).tolist()}, rho1 {learner.rate_estimates_[1].round(2).tolist()})"
+                est = learner.rate_estimates_.round(2)
+                extra = (f" (estimates in use: {bool(learner.rate_state_[0])}; rho0 {est[0].tolist()}, "
+                         f"rho1 {est[1].tolist()})")
             print(f"| {name} | {label} | {tr.error_rate:.4f} | {test_err:.4f} | {args.rounds / wall:,.0f} |{extra}",
                   flush=True)
     return 0
