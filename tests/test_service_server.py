@@ -131,7 +131,7 @@ def reference_from_log(db):
     """A model trained on the log from the first snapshot: draws of every event, then every reward in seq order."""
     con = sqlite3.connect(db)
     path = con.execute("SELECT path FROM snapshots ORDER BY id LIMIT 1").fetchone()[0]
-    learner = nf.load(path)
+    learner = nf.load(os.path.join(os.path.dirname(db), path))  # stored relative to the database's folder
     draws = con.execute("SELECT COALESCE(SUM(n_draws), 0) FROM events").fetchone()[0]
     learner.rng_.random(draws)
     for reward, ctx, action, prob in con.execute(
