@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .engine import Engine, ServiceConfig, ServiceError
 from .metrics import Metrics
@@ -146,9 +147,43 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _service_error(request: Request, exc: ServiceError):
         return json_response(_error_body(exc.status, exc.message, exc.field), exc.status)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):  # FastAPI's own 400/404/405
+        field = {400: "body", 404: "path", 405: "method"}.get(exc.status_code, "request")
+        return json_response({"detail": exc.detail, "field": field}, exc.status_code)
+
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
         return json_response(_validation_body(exc), 422)
+
+
+def _openapi_for(app: FastAPI, engine: Engine):
+    """The app's OpenAPI schema with this service's sizes: a dense context holds exactly n_features
+    numbers, a sparse one at most n_features entries keyed by index, actions are labels 0..K-1."""
+    def openapi():
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            d, K, m = engine.n_features, engine.n_classes, engine.m
+            body = schema["paths"]["/rank"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+            props = body["properties"]
+            for alt in props["context"]["anyOf"]:
+                if alt.get("type") == "array":
+                    alt.update(minItems=d, maxItems=d)
+                else:
+                    alt.update(maxProperties=d, propertyNames={"pattern": f"^[0-9]{{1,{len(str(d - 1))}}}$"})
+            label = {"type": "integer", "minimum": 0, "maximum": K - 1}
+            for alt in props["allowed_actions"]["anyOf"]:
+                if alt.get("type") == "array":
+                    alt["items"] = label
+            for alt in props["default_action"]["anyOf"]:
+                if alt.get("type") == "integer":
+                    alt.update(label)
+                elif alt.get("type") == "array":
+                    alt.update(items=label, minItems=m, maxItems=m, uniqueItems=True)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return openapi
 
 
 def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
@@ -168,6 +203,7 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     app.include_router(rank.router)
     app.include_router(admin.router)
+    app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
     app.add_middleware(Limits, cfg=cfg, metrics=app.state.metrics)
     return app

@@ -6,13 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from ..dependencies import AdminKey, EngineDep
 from ..engine import ServiceError
-from ..schemas import ModeRequest
-from ._common import json_response
+from ..schemas import ModeRequest, parse_body
+from ._common import json_response, raw_body
 
 __all__ = ["router"]
 
@@ -24,8 +24,10 @@ async def snapshot(engine: EngineDep, role: AdminKey):
     return json_response(await engine.snapshot())
 
 
-@router.post("/mode", summary="Switch between apprentice and online mode (admin)", operation_id="mode")
-async def mode(body: ModeRequest, engine: EngineDep, role: AdminKey):
+@router.post("/mode", summary="Switch between apprentice and online mode (admin)", operation_id="mode",
+             openapi_extra=raw_body(ModeRequest))
+async def mode(request: Request, engine: EngineDep, role: AdminKey):
+    body = parse_body(ModeRequest, await request.body())
     engine.set_mode(body.mode)
     return json_response({"mode": engine.mode})
 
