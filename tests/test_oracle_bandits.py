@@ -51,7 +51,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         row_sqnorms(*kernel_view(Xk), row_sq)
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
-                    rho0, rho1, u_l, u_f, mistakes, miss, row_sq)
+                    np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":  # the reference carries the inverses in G
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)

@@ -12,7 +12,8 @@ E[f̃ | x, S] = ρ0 + (1 − ρ0 − ρ1)·Σ_{a∈S} P(y = a | x), so the set's
 labels' values. Where it fails: flip rates that depend on the class (ρ0, ρ1 functions of y or of
 the action) or on the context x. Then E[f̃ | x, a] = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) is no
 longer the same increasing map for every action and can rank a worse action first (a test in
-tests/test_oracle_bandits.py builds such a case).
+tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then reads
+c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) (``rho0``/``rho1`` arrays; ``kernels/oracle.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ import numpy as np
 from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, Options, check_memory
-from ...feedback import CODE_BANDIT, CODE_DILUTED
+from ...feedback import CODE_BANDIT, CODE_DILUTED, Rates, kernel_feedback, per_action, rate_arrays
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import LinearClassifier, LoggedLearning, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, _masked_argmax, finite_scale_rows, kernel_view, row_range
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
@@ -54,11 +55,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _policy: ClassVar[int] = 0
     _common_constraints: ClassVar[dict] = {
         "m": Integer(1),
-        "learning_rate": Interval(0, None, closed="neither"),
+        # bounded so that no in-range value overflows: an AdaGrad step moves a weight by at most
+        # learning_rate, so |w| <= learning_rate·t after t rounds; the ridge inverse starts at I/lam
+        # and its update squares it (lam below 1e-154 overflowed it on the first round)
+        "learning_rate": Interval(0, 1e3, closed="right"),
         "oracle": Options(("adagrad", "normalized", "ridge")),
-        "lam": Interval(0, None, closed="neither"),
-        "rho0": Interval(0, 1, closed="left"),
-        "rho1": Interval(0, 1, closed="left"),
+        "lam": Interval(1e-8, 1e8, closed="both"),
+        "rho0": Rates(),
+        "rho1": Rates(),
         "seed": AnySeed(),
     }
 
@@ -89,6 +93,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         "ridge_inverse_": Array(lambda p: ("n_classes", "d+1", "d+1") if p.get("oracle") == "ridge"
                                 else ("n_classes", 0, 0)),
     }
+    _mutable_state = ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "ridge_inverse_", "n_updates_")
     #: every kind of feedback the class learns from, by its m
     feedback_kinds: ClassVar[tuple[str, ...]] = ("bandit", "set")
 
@@ -109,14 +114,47 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                 f"The 'oracle' parameter of {type(self).__name__} must be 'adagrad' or 'normalized' with m > 1 "
                 f"(the ridge oracle fits one label's feedback a round). Got 'ridge' with m={m!r} instead."
             )
-        if self.rho0 + self.rho1 >= 1:
+        if self.oracle == "normalized" and not self.learning_rate < 2:
             raise ValueError(
-                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must satisfy rho0 + rho1 < 1. "
-                f"Got rho0={self.rho0!r}, rho1={self.rho1!r} instead."
+                f"The 'learning_rate' parameter of {type(self).__name__} must be in (0, 2) with oracle='normalized' "
+                f"(the normalised step diverges from 2 on). Got {self.learning_rate!r} instead."
             )
+        if m > 1 and (per_action(self.rho0) or per_action(self.rho1)):
+            raise ValueError(
+                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must be single rates with m > 1 (per-action "
+                f"rates correct one action's value). Got rho0={self.rho0!r}, rho1={self.rho1!r} with m={m!r} instead."
+            )
+        rate_arrays(type(self).__name__, self.rho0, self.rho1, K)
+
+    _NO_RATES = np.zeros(0)
+
+    def _correction(self) -> tuple[np.ndarray, np.ndarray]:
+        """(c0, cb) of the policy's corrected values c_a = (v_a − c0(a))/cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1
+        (arrays of one value, or one per action); empty arrays without flips (rates all 0: the policy reads
+        v, today's computation bit for bit)."""
+        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        if not (r0.any() or r1.any()):
+            return self._NO_RATES, self._NO_RATES
+        return r0 / int(self.m), 1.0 - r0 - r1
+
+    def corrected_values(self, X) -> np.ndarray:
+        """The values the policy explores and exploits on, shape (n_samples, n_classes): with flip rates
+        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)), the clean P(y = a | x) the raw v_a estimates (m = 1),
+        inverted per action; without rates v itself (:meth:`decision_function`)."""
+        v = self.decision_function(X)
+        c0, cb = self._correction()
+        return v if c0.shape[0] == 0 else (v - c0) / cb
 
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
+
+    def _check_X(self, X, fitting: bool):
+        """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
+        sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``."""
+        return finite_scale_rows(super()._check_X(X, fitting))
+
+    #: simulate rescales the rows it is given as ``_check_X`` does (same rows, same bits as act/learn)
+    _simulation_rows = staticmethod(finite_scale_rows)
 
     # ------------------------------------------------------------ state
     def _init_state(self, n_features: int, seed_fallback=None) -> None:
@@ -168,9 +206,15 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             oracle_values_rows(self.W_, self.intercept_, *kernel_view(X), out)
         return out
 
-    def predict(self, X) -> np.ndarray:
-        """Greedy labels argmax_a v_a (lowest index on ties); 0 before any learning."""
-        return np.argmax(self.decision_function(X), axis=1).astype(np.int64)
+    def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """Greedy labels argmax_a c_a (:meth:`corrected_values`; v without flip rates; lowest index on
+        ties); 0 before any learning. With ``allowed``/``excluded`` the argmax over the actions a row may
+        take."""
+        v = self.corrected_values(X)
+        mask = self._mask(allowed, excluded, v.shape[0])
+        if mask is not None:
+            return _masked_argmax(v, mask)
+        return np.argmax(v, axis=1).astype(np.int64)
 
     def predict_proba(self, X) -> np.ndarray:
         """Calibrated estimates of the clean P(y = a | x), using the parameters ``rho0``, ``rho1``.
@@ -179,27 +223,39 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         rows summing to 1 (uniform where every estimate is 0). The actions never need ρ0, ρ1.
         """
         v = self.decision_function(X)
-        p = np.clip((v - self.rho0 / self.m) / (1.0 - self.rho0 - self.rho1), 0.0, 1.0)
+        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        p = np.clip((v - r0 / self.m) / (1.0 - r0 - r1), 0.0, 1.0)
         tot = p.sum(axis=1, keepdims=True)
         return np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """The exploration distribution ``act`` draws from, (n_samples, n_classes): P(label a is played)
-        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m)."""
+        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m).
+        With ``allowed``/``excluded`` (m = 1) restricted to the actions a row may take and renormalised."""
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
+        mask = self._mask(allowed, excluded, n)
+        if mask is not None:
+            return self._restrict_probabilities(self.action_probabilities(X), mask)
         m = int(self.m)
         sets = np.empty((n, m), np.int64)
         pis = np.empty((n, self.n_classes))
         explore, expo = self._explore()
         oracle_act(self.W_, self.intercept_, *kernel_view(X), m, self._policy, explore, expo,
-                   int(self.n_updates_[0]), np.zeros(n * self.draws_per_round), sets, np.empty(n), pis)
+                   int(self.n_updates_[0]), np.zeros(n * self.draws_per_round), sets, np.empty(n), pis,
+                   *self._correction())
         return pis
 
     # ------------------------------------------------------- act / learn
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
         """Draw one action (m = 1: shape (n,)) or set (m > 1: (n, m), increasing) per row; returns
-        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order)."""
+        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order).
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
+        distribution restricted to the actions a row may take and renormalised (one uniform a row); the
+        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
         m = int(self.m)
@@ -208,7 +264,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         probs = np.empty(n)
         explore, expo = self._explore()
         oracle_act(self.W_, self.intercept_, *kernel_view(X), m, self._policy, explore, expo,
-                   int(self.n_updates_[0]), u, sets, probs, np.empty((n, self.n_classes)))
+                   int(self.n_updates_[0]), u, sets, probs, np.empty((n, self.n_classes)), *self._correction())
         return (sets[:, 0].copy() if m == 1 else sets), probs
 
     def learn(self, X, actions, feedback, propensities):
@@ -225,12 +281,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         feedback = self._check_binary(feedback, n)
         self._check_propensities(propensities, n)
         oracle, W, b, G, Gb, P, t = self._state()
-        oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(X), np.ascontiguousarray(sets), feedback,
-                     float(self.learning_rate))
+        sets = np.ascontiguousarray(sets)
+        lr = float(self.learning_rate)
+        self._guarded(n, lambda lo, hi: oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(row_range(X, lo, hi)),
+                                                     sets[lo:hi], feedback[lo:hi], lr))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         m = int(self.m)
         if code != (CODE_BANDIT if m == 1 else CODE_DILUTED) or (m > 1 and feedback.m != m):
             raise TypeError(f"{type(self).__name__}(m={m}) learns from "
@@ -240,7 +298,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         oracle, W, b, G, Gb, P, t = self._state()
         oracle_simulate(oracle, W, b, G, Gb, P, t, *kernel_view(X), y, order, m, self._policy, explore, expo,
                         float(self.learning_rate), rho0, rho1, u_learner, u_feedback, mistakes, set_miss,
-                        _row_sqnorms(X))
+                        _row_sqnorms(X), *self._correction())
 
 
 def _row_sqnorms(X) -> np.ndarray:

@@ -19,22 +19,24 @@ class EpsilonGreedy(OracleBandit):
 
     Why no flip rates are needed: E[f̃ | x, a] = ρ0 + (1−ρ0−ρ1)·P(y=a | x), an increasing affine map of
     the clean value for class- and context-independent flips (ρ0 + ρ1 < 1), so the oracle ranks labels
-    as a clean one would. Not so when the flip rates depend on the class or on x (see ``_oracle.py``).
-    ``rho0``/``rho1`` only serve :meth:`predict_proba`.
+    as a clean one would. Not so when the flip rates depend on the action or on x (see ``_oracle.py``):
+    per-action ``rho0``/``rho1`` make the policy run on the values corrected per action.
 
     Parameters
     ----------
     n_classes : int
     m : int in [1, K-1]
     epsilon : float in (0, 1]
-    learning_rate : float > 0
+    learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
     oracle : {"adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
         the ridge solution of that label's rounds — at O(d²) memory and time a round.
-    lam : float > 0
+    lam : float in [1e-8, 1e8]
         Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
-    rho0, rho1 : float
-        Flip rates, used only by :meth:`predict_proba`.
+    rho0, rho1 : float in [0, 1), or (m = 1) arrays of K rates, one per action; rho0 + rho1 < 1
+        Known flip rates (default 0: none). Given, the policy explores and exploits on the corrected values
+        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`), the clean P(y = a | x) that v_a
+        estimates, inverted per action; they also serve :meth:`predict_proba`.
     seed : int, SeedSequence or None
 
     Examples
