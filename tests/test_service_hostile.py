@@ -132,7 +132,7 @@ def test_a_model_that_gives_nan_probabilities_answers_422_and_logs_nothing(svc, 
     client, rank, admin, app = svc
     engine = app.state.engine
     before = counts(engine.cfg.db), engine.learner.rng_.bit_generator.state
-    monkeypatch.setattr(engine.learner, "action_probabilities", lambda X: np.full((len(X), K), np.nan))
+    monkeypatch.setattr(engine.learner, "action_probabilities", lambda X, **kw: np.full((len(X), K), np.nan))
     for body in ({"context": [0.5] * D}, {"context": [0.5] * D, "allowed_actions": [2]}):
         r = client.post("/rank", json=body, headers=rank)
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "context"], r.text
@@ -513,3 +513,29 @@ def test_apprentice_report_gives_the_mean_reward_of_both(svc):
     assert 0 <= lo <= hi <= 1 and hi - lo == pytest.approx(1 - rep["agreement"])
     text = client.get("/metrics", headers=rank).text
     assert "nf_apprentice_reward_learned_lower " in text and "nf_apprentice_reward_learned_upper " in text
+
+
+# ------------------------------------------------------------------ the learner's public API only
+PRIVATE = {"kernel_view", "_validate_params", "_init_state", "_get_param_names", "_learned_attributes", "_check_X",
+           "_simulate_chunk", "_reset", "_check_params", "_get_rng", "_extra_state"}
+
+
+def test_the_service_imports_no_kernel_and_no_private_learner_name():
+    import ast
+    import pathlib
+
+    import noisyfeedback.service as service
+
+    root = pathlib.Path(service.__file__).parent
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                assert "kernels" not in module and "learners" not in module, (path, module)
+                assert not any(a.name.startswith("_") for a in node.names), (path, module)
+            elif isinstance(node, ast.Import):
+                assert not any("kernels" in a.name or "learners" in a.name for a in node.names), path
+            elif isinstance(node, (ast.Attribute, ast.Name)):
+                name = node.attr if isinstance(node, ast.Attribute) else node.id
+                assert name not in PRIVATE, (path, name)

@@ -25,7 +25,6 @@ httpx = pytest.importorskip("httpx")
 
 import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
-from noisyfeedback.service.policy import action_distribution  # noqa: E402
 from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 
 
@@ -209,4 +208,4 @@ def test_acceptance_sigkill_during_reward_burst_loses_no_acknowledged_reward(tmp
     np.testing.assert_array_equal(rebuilt.W_, reference.W_)  # bit for bit
     reference.rng_.random(1)  # the probe after the restart drew one uniform
     assert rebuilt.rng_.bit_generator.state == reference.rng_.bit_generator.state
-    assert dist == action_distribution(reference, X[:1])[0].tolist()
+    assert dist == reference.action_probabilities(X[:1])[0].tolist()

@@ -36,7 +36,6 @@ import numpy as np
 
 from .. import base
 from .learner import load_model, make_learner, n_features_of, set_size, state_is_finite
-from .policy import restricted_draw
 from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn, open_storage
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
@@ -574,10 +573,12 @@ class Engine:
             return sorted(self.learner.predict_set(x)[0].tolist())
         return int(self.learner.predict(x)[0])
 
-    def _distribution(self, x: np.ndarray) -> np.ndarray:
-        """What ``act`` draws from for this row (set learners: inclusion probabilities, summing to m);
-        422 when the model gives no finite distribution (nothing is drawn then)."""
-        dist = np.asarray(self.learner.action_probabilities(x), dtype=np.float64)[0]
+    def _distribution(self, x: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+        """What ``act`` draws from for this row (restricted to ``allowed`` and renormalised; set learners:
+        inclusion probabilities, summing to m); 422 when the model gives no finite distribution (nothing
+        is drawn then)."""
+        kw = {} if allowed is None else {"allowed": allowed}
+        dist = np.asarray(self.learner.action_probabilities(x, **kw), dtype=np.float64)[0]
         if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - self.m) <= 1e-6 * self.m):
             raise ServiceError(422, "the model gives no finite distribution of actions for this context "
                                     "(its values are too extreme); nothing was drawn or logged.", "context")
@@ -589,6 +590,7 @@ class Engine:
             raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
         x = self.context_row(context)
         K, m = self.n_classes, self.m
+        allowed = None
         if allowed_actions is not None:
             if not allowed_actions:
                 raise ServiceError(422, "allowed_actions is empty.", "allowed_actions")
@@ -597,6 +599,7 @@ class Engine:
             if m > 1:
                 raise ServiceError(422, "allowed_actions is supported for single-action learners only.",
                                    "allowed_actions")
+            allowed = np.unique(np.asarray(allowed_actions, dtype=np.int64))
         if default_action is not None:
             default_action = self._check_action(default_action, "default_action")
         if self.mode == "apprentice" and default_action is None:
@@ -605,24 +608,16 @@ class Engine:
         if event_id is not None and (event_id in self._pending_ids or self.storage.event_exists(event_id)):
             raise ServiceError(409, f"event_id {event_id!r} is already in the log.", "event_id")
         learner = self.learner
-        dist = self._distribution(x)
+        dist = self._distribution(x, allowed)
         greedy = self._greedy(x)
         greedy_text = encode_action(greedy)
         if self.mode == "apprentice":
             action, prob, n_draws = default_action, 1.0, 0
             dist = np.zeros(K)
             dist[np.atleast_1d(default_action)] = 1.0
-        elif allowed_actions is not None:
-            allowed = np.unique(np.asarray(allowed_actions))
-            if not dist[allowed].sum() > 0:
-                raise ServiceError(422, "the model gives probability 0 to every allowed action.",
-                                   "allowed_actions")
-            u = float(learner.rng_.random()) if learner.draws_per_round else 0.0
-            action, prob, dist = restricted_draw(dist, allowed, u)
-            n_draws = learner.draws_per_round
         else:
             state = learner.rng_.bit_generator.state if learner.draws_per_round else None
-            acts, probs = learner.act(x)
+            acts, probs = learner.act(x) if allowed is None else learner.act(x, allowed=allowed)
             action = acts[0].tolist()
             prob = float(probs[0])
             n_draws = learner.draws_per_round
@@ -631,8 +626,6 @@ class Engine:
                     learner.rng_.bit_generator.state = state
                 raise ServiceError(422, "the model gives no finite probability for this context; nothing was "
                                         "logged.", "context")
-        if not (0.0 < prob <= 1.0 and np.isfinite(dist).all()):  # pragma: no cover  (guarded above)
-            raise ServiceError(422, "the model gives no finite distribution for this context.", "context")
         seq = self.next_event_seq
         self.next_event_seq += 1
         if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
