@@ -391,8 +391,10 @@ def test_a_damaged_snapshot_falls_back_to_the_one_before_and_replays_the_log(tmp
 
 def test_database_and_snapshots_are_private(tmp_path):
     cfg = config(tmp_path, snapshot_every=5)
-    drive(cfg, n=10)
-    assert stat.S_IMODE(os.stat(cfg.db).st_mode) == 0o600
+    engine = drive(cfg, n=10)
+    engine.storage._con()  # a connection open: SQLite keeps its -wal and -shm files
+    for suffix in ("", "-wal", "-shm"):
+        assert stat.S_IMODE(os.stat(f"{cfg.db}{suffix}").st_mode) == 0o600, suffix
     snaps = list((tmp_path / "s.db.snapshots").iterdir())
     assert len(snaps) >= 2 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in snaps)
     assert stat.S_IMODE((tmp_path / "s.db.snapshots").stat().st_mode) == 0o700
