@@ -172,6 +172,7 @@ class Engine:
         self._snapshot_task: asyncio.Task | None = None
         self._repair_task: asyncio.Task | None = None
         self._touched: dict[str, float] = {}
+        self._rebuilt = False
 
     # ------------------------------------------------------------ start-up
     def _check_config(self, conf: dict) -> None:
@@ -362,6 +363,7 @@ class Engine:
                         [r[0] for r in rows])
             again, _ = self._rebuild_model()
             refused = sorted(set(refused) | set(again))
+            self._rebuilt = True  # a snapshot follows, so that another rebuild replays little
         return refused
 
     # --------------------------------------------------------- writer thread
@@ -449,7 +451,9 @@ class Engine:
                          "(an extreme context); the reward is refused and not logged.", "event_id"))
             else:
                 fut.set_result(res)
-        if (self.cfg.snapshot_every and self.model_version - self.last_snapshot_version >= self.cfg.snapshot_every
+        rebuilt, self._rebuilt = self._rebuilt, False
+        if ((rebuilt or (self.cfg.snapshot_every
+                         and self.model_version - self.last_snapshot_version >= self.cfg.snapshot_every))
                 and self._snapshot_task is None):
             self.last_snapshot_version = self.model_version
             self._snapshot_task = asyncio.ensure_future(self._periodic_snapshot())
