@@ -541,3 +541,34 @@ def test_the_service_imports_no_kernel_and_no_private_learner_name():
             elif isinstance(node, (ast.Attribute, ast.Name)):
                 name = node.attr if isinstance(node, ast.Attribute) else node.id
                 assert name not in PRIVATE, (path, name)
+
+
+def test_a_state_that_turns_non_finite_without_an_error_is_rebuilt_from_the_log(svc, monkeypatch):
+    """The service's own guard behind the learner's: if an update leaves the state non-finite without
+    raising, the model is rebuilt from the log without that reward, which is refused (422) and removed."""
+    client, rank, admin, app = svc
+    engine = app.state.engine
+    klass = type(engine.learner)
+    real = klass.learn
+
+    def learn(self, X, actions, feedback, propensities):
+        out = real(self, X, actions, feedback, propensities)
+        if (np.asarray(X)[:, 0] == 123.0).any():
+            self.W_[0, 0] = np.nan  # as a learner without its own check would
+        return out
+
+    monkeypatch.setattr(klass, "learn", learn)
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        b = client.post("/rank", json={"context": rng.normal(size=D).tolist()}, headers=rank).json()
+        client.post("/reward", json={"event_id": b["event_id"], "reward": 1}, headers=rank)
+    bad = client.post("/rank", json={"context": [123.0] + [0.0] * (D - 1)}, headers=rank).json()
+    before = counts(engine.cfg.db)
+    r = client.post("/reward", json={"event_id": bad["event_id"], "reward": 1}, headers=rank)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "event_id"], r.text
+    assert counts(engine.cfg.db) == before  # the reward is not in the log
+    assert finite_state(engine.learner)
+    assert_serving(client, rank, app)
+    rebuilt = replayed(engine.cfg.db)
+    np.testing.assert_array_equal(rebuilt.learner.W_, engine.learner.W_)
+    assert rebuilt.learner.rng_.bit_generator.state == engine.learner.rng_.bit_generator.state

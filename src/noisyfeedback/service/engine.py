@@ -284,25 +284,29 @@ class Engine:
         self.rho0, self.rho1 = conf["rho0"], conf["rho1"]
         self.mode = st.get_meta("mode") or "online"
         self.next_event_seq = st.max_event_seq() + 1
+        self._seen_event_seq = self.next_event_seq - 1  # the last event seq known committed here
         self.stats = st.stats()
         self.binary = True  # every bandit learner of the library learns from 0/1 feedback
         self.last_snapshot_version = snapshot_seq
         self._pending_ids: set[str] = set()
 
-    def _rebuild_model(self) -> tuple[list[int], int]:
+    def _rebuild_model(self, upto: tuple[int, int] | None = None) -> tuple[list[int], int]:
         """Set the learner to the latest usable snapshot, advanced by the random draws of the events after
-        it (logged, and handed to the writer but not yet committed) and by the rewards after it. Rewards
-        the model refuses are removed from the log. Returns (the refused seqs, the snapshot's reward seq)."""
+        it (logged, and handed to the writer but not yet acknowledged here) and by the rewards after it --
+        with ``upto`` = (reward seq, event seq), only those the event loop has seen committed (the writer
+        may have committed later ones already). Rewards the model refuses are removed from the log.
+        Returns (the refused seqs, the snapshot's reward seq)."""
         st = self.storage
         learner, reward_seq, event_seq = self._load_snapshot()
-        draws = st.draws_after(event_seq) + self._pending_draws
+        up_r, up_e = upto if upto is not None else (None, None)
+        draws = st.draws_after(event_seq, up_e) + self._pending_draws
         while draws > 0:  # the uniforms the logged events after the snapshot drew
             k = min(draws, 1 << 20)
             learner.rng_.random(k)
             draws -= k
         self.learner = learner
         self.model_version = reward_seq
-        refused = self._replay(reward_seq)
+        refused = self._replay(reward_seq, up_r)
         if refused:
             log.warning("rewards %s are refused (the model would not stay finite) and removed from the log",
                         refused)
@@ -317,11 +321,11 @@ class Engine:
         props = np.array([r[4] for r in rows], dtype=np.float64)
         return X, actions, feedback, props
 
-    def _replay(self, after: int) -> list[int]:
+    def _replay(self, after: int, upto: int | None = None) -> list[int]:
         """Learn the logged rewards after seq ``after`` (chunks at once; a chunk that fails is redone row
         by row from a copy, each refused row left out). Returns the refused seqs."""
         refused: list[int] = []
-        for rows in self.storage.rewards_after(after):
+        for rows in self.storage.rewards_after(after, upto=upto):
             saved = copy.deepcopy(self.learner)
             try:
                 self.learner.learn(*self._arrays(rows))
@@ -361,7 +365,7 @@ class Engine:
         if rows and not state_is_finite(self.learner):
             log.warning("the model's state is not finite after rewards %s; rebuilding it from the log",
                         [r[0] for r in rows])
-            again, _ = self._rebuild_model()
+            again, _ = self._rebuild_model(upto=(rows[-1][0], self._seen_event_seq))
             refused = sorted(set(refused) | set(again))
             self._rebuilt = True  # a snapshot follows, so that another rebuild replays little
         return refused
@@ -413,6 +417,8 @@ class Engine:
             if op[0] == "event":
                 self._pending_draws -= op[1].n_draws
                 self._pending_ids.discard(op[1].event_id)
+                if exc is None:
+                    self._seen_event_seq = max(self._seen_event_seq, op[1].seq)
         if exc is not None:
             log.error("the log could not be written (%s); refusing writes until it can", exc)
             for _, fut in batch:

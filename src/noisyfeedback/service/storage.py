@@ -105,9 +105,9 @@ class Storage(Protocol):
     def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
     def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None: ...
     def writable(self) -> bool: ...
-    def draws_after(self, event_seq: int) -> int: ...
+    def draws_after(self, event_seq: int, upto: int | None = None) -> int: ...
     def max_event_seq(self) -> int: ...
-    def rewards_after(self, reward_seq: int, chunk: int = 4096) -> Iterator[list[tuple]]: ...
+    def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]: ...
     def stats(self) -> dict[str, float]: ...
     def close(self) -> None: ...
 
@@ -286,18 +286,21 @@ class SQLiteStorage:
                 pass
             return False
 
-    def draws_after(self, event_seq: int) -> int:
-        return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ?",
-                                       (event_seq,)).fetchone()[0])
+    def draws_after(self, event_seq: int, upto: int | None = None) -> int:
+        """Uniforms drawn by the events with seq > event_seq (and <= upto)."""
+        return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ? AND seq <= ?",
+                           (event_seq, (1 << 62) if upto is None else upto)).fetchone()[0])
 
     def max_event_seq(self) -> int:
         return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
 
-    def rewards_after(self, reward_seq: int, chunk: int = 4096) -> Iterator[list[tuple]]:
-        """Rewards with seq > reward_seq in seq order, in chunks of (seq, reward, context, action, probability)."""
+    def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]:
+        """Rewards with seq > reward_seq (and <= upto) in seq order, in chunks of (seq, reward, context,
+        action, probability)."""
         cur = self._x(
             "SELECT r.seq, r.reward, e.context, e.action, e.probability FROM rewards r "
-            "JOIN events e ON e.event_id = r.event_id WHERE r.seq > ? ORDER BY r.seq", (reward_seq,))
+            "JOIN events e ON e.event_id = r.event_id WHERE r.seq > ? AND r.seq <= ? ORDER BY r.seq",
+            (reward_seq, (1 << 62) if upto is None else upto))
         while True:
             rows = cur.fetchmany(chunk)
             if not rows:
