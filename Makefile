@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench docs install clean
 
 # The pass without the JIT runs the kernels as plain Python (every kernel module, by its tests):
 # kernels/linear.py, perceptron.py, bandit.py: test_kernels, test_simulate, test_rcnbf, test_rcine;
@@ -19,8 +19,10 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# everything `make test` and `make demo` need: the core, the lab, the service (and its PostgreSQL log),
+# the docs builder and the test tools (pyproject.toml's extras)
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q -e ".[test,service,postgres]"
+	$(PY) -m pip install -q -e ".[test,lab,service,postgres,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -32,9 +34,14 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
 
+# the documentation site (guides, tutorials, API reference from the docstrings) into site/;
+# tests/test_docs.py runs the same strict build as part of `make test`
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"
 	$(PY) benchmarks/run.py --data-dir $${DATA_DIR:-../shared/data}
 
 clean:
-	rm -rf $(VENV) noisyfeedback-report .pytest_cache
+	rm -rf $(VENV) noisyfeedback-report .pytest_cache site

@@ -8,18 +8,19 @@
 True
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import datasets, feedback, metrics, noise
 from . import ope
 from .base import Learner, load
+from .noise import find_label_issues
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import EpsilonGreedy, SquareCB
 from .learners import NLMS, ORS, UMA, make_kernel_uma
 from .learners import CorrectedLogisticRegression, WeightedRLS
 from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
-from .simulate import Trace, simulate
+from .simulate import Trace, fit_batch, simulate
 
 __all__ = [
     "__version__",
@@ -31,6 +32,8 @@ __all__ = [
     "Learner",
     "load",
     "simulate",
+    "fit_batch",
+    "find_label_issues",
     "Trace",
     "Perceptron",
     "Banditron",

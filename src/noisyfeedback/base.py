@@ -15,6 +15,7 @@ Conventions (scikit-learn / river):
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
@@ -36,6 +37,26 @@ def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(ss))
 
 
+@dataclass(frozen=True)
+class Tags:
+    """What a learner is, declared on its class (as scikit-learn's estimator tags): every front door
+    (the command line, TOML configs, the service, the catalogue) reads these instead of guessing.
+
+    ``family``: the feedback it is built for — "bandit" (one label shown, right or wrong; the
+    Perceptron, its full-label baseline, too), "diluted" (a set of labels), "label_noise" (labels
+    corrupted by a confusion matrix), "regression" (noisy real-valued targets) or "teachers" (labels
+    from several teachers, some of them evil). ``online``: ``nf.simulate`` runs it round by round
+    (``act``/``learn``, a compiled loop). ``batch``: it is fitted on a whole data set
+    (``fit(X, y)``/``predict``). ``servable``: the decision service can deploy it (``act`` with
+    propensities, learning from rewards).
+    """
+
+    family: str
+    online: bool = False
+    batch: bool = False
+    servable: bool = False
+
+
 class Learner:
     """Base class of every learner.
 
@@ -47,9 +68,13 @@ class Learner:
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _learned_state: ClassVar[dict[str, Any]] = {}
+    #: declared learned attributes a fitted model may lack (a set, or a function of the parameters)
+    _optional_state: ClassVar[Any] = frozenset()
     _test_params: ClassVar[dict[str, Any]] = {}
     #: which feedback this learner consumes: "label", "bandit", "set", "target"
     feedback_kind: ClassVar[str] = "label"
+    #: what it is (family; online, batch, servable): see :class:`Tags`; every learner declares its own
+    _tags: ClassVar[Tags | None] = None
 
     # ----------------------------------------------------------- parameters
     @classmethod
@@ -181,8 +206,10 @@ class Learner:
             "params": params,
             "scalars": scalars,
             "rng_state": rng_state,
+            # the learned arrays written: nf.load refuses a file that lacks one of them
+            "arrays": sorted(arrays),
         }
-        from . import __version__
+        from ._version import __version__
 
         meta["library_version"] = __version__
         payload = {f"arr__{k}": v for k, v in arrays.items()}
@@ -207,6 +234,9 @@ class EstimatorMixin:
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _learned_state: ClassVar[dict[str, Any]] = {}
+    #: feature_names_in_ exists only when fitted on a DataFrame
+    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_"})
+    _tags: ClassVar[Tags | None] = None  # see Tags; every estimator declares its own
     # the learned attributes and ``load`` are those of a Learner
     _learned_attributes = Learner._learned_attributes
     load = classmethod(Learner.load.__func__)
@@ -241,7 +271,7 @@ class EstimatorMixin:
 
 
 #: the keys of a model file's JSON metadata record
-_META_KEYS = {"format_version", "class", "params", "scalars", "rng_state", "library_version"}
+_META_KEYS = {"format_version", "class", "params", "scalars", "rng_state", "library_version", "arrays"}
 #: numpy dtype kinds a parameter array may have in a model file (no objects, no bytes)
 _PARAM_ARRAY_KINDS = "biuf"
 
@@ -256,7 +286,8 @@ def load(path: str | os.PathLike) -> Learner:
     A model file is data, never code: only a class in :data:`noisyfeedback.registry.LEARNERS` is
     built, with its declared parameters (checked by the same constraints as in use), then only its
     declared learned arrays and scalars (``_learned_state``: names, dtypes, shapes against the
-    parameters, finite values) and a PCG64 random state are set. Anything else -- an unknown class,
+    parameters, finite values; a fitted model must hold every one but ``_optional_state``) and a
+    PCG64 random state are set. Anything else -- an unknown class,
     key or ``format_version``, a damaged or foreign file -- raises one ``ValueError`` naming the file.
     """
     path = Path(path)
@@ -353,6 +384,16 @@ def _load(path: Path) -> Learner:
         check_learned_state(klass, full_params, arrays, scalars)
     except ValueError as e:
         raise _Bad(str(e)) from None
+    listed = meta.get("arrays")  # files written before the list existed have none
+    if listed is not None:
+        if not isinstance(listed, list) or not all(isinstance(a, str) for a in listed):
+            raise _Bad("arrays must be a JSON list of names.")
+        missing = sorted(set(listed) - set(arrays))
+        if missing:
+            raise _Bad(f"{klass.__name__}'s learned array {missing[0]!r} is missing (the file lists {listed}).")
+        extra = sorted(set(arrays) - set(listed))
+        if extra:
+            raise _Bad(f"array {extra[0]!r} is not among the arrays the file lists ({listed}).")
     for k, v in arrays.items():
         setattr(learner, k, v)
     for k, v in scalars.items():

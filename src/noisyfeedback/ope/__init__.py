@@ -7,7 +7,7 @@
 - :class:`RewardModel` — the per-action ridge/logistic regression oracle of DM and DR.
 - :func:`train_and_evaluate` — train a bandit learner on one half of a log (``fit_logged``), estimate
   its value on the other half.
-- :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.experiments.papers.open_bandit`).
+- :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.lab.papers.open_bandit`).
 """
 
 from .estimators import (

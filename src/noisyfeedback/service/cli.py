@@ -28,7 +28,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _existing_storage(db: str):
-    from .storage import open_storage
+    from .stores import open_storage
 
     try:
         return open_storage(db, create=False)
@@ -43,7 +43,7 @@ def keys_create(
 ) -> None:
     """Create an API key; the key is printed once, as the last line."""
     from .auth import ROLES, create_key
-    from .storage import open_storage
+    from .stores import open_storage
 
     if role not in ROLES:
         raise typer.BadParameter(f"--role must be one of {', '.join(ROLES)}; got {role!r}.")

@@ -36,7 +36,8 @@ import numpy as np
 
 from .. import base
 from .learner import load_model, make_learner, n_features_of, set_size, state_is_finite
-from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn, open_storage
+from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn
+from .stores import open_storage
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
@@ -187,7 +188,7 @@ class Engine:
             from ..registry import resolve_learner
 
             try:
-                name = resolve_learner(cfg.learner).__name__
+                name = resolve_learner(cfg.learner).__name__  # the catalogue's name of an alias
             except ValueError:
                 name = cfg.learner
             given.append(("--learner", conf["class"], name))

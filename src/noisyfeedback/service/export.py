@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .storage import decode_action, open_storage
+from .storage import decode_action
+from .stores import open_storage
 
 __all__ = ["export_parquet", "export_csv", "export_vw", "export_log", "FORMATS"]
 

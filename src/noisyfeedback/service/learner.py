@@ -9,52 +9,37 @@ whose names end in ``_``).
 
 from __future__ import annotations
 
-import ast
-import inspect
 import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import base
-from ..registry import learner_classes, resolve_learner
+from .. import base, registry
 
 __all__ = ["servable_learners", "parse_param_items", "make_learner", "load_model", "set_size", "n_features_of",
            "state_is_finite", "start_state"]
 
 
 def servable_learners() -> list[str]:
-    """Names of the registered learners the service can deploy: bandit or set feedback, with ``act``."""
-    return [name for name, klass in learner_classes().items()
-            if getattr(klass, "feedback_kind", None) in ("bandit", "set") and hasattr(klass, "act")]
+    """Names of the catalogue's learners the service can deploy (tag ``servable``)."""
+    return registry.learners_where(servable=True)
 
 
 def parse_param_items(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """``["gamma=0.05", "seed=3"]`` -> ``{"gamma": 0.05, "seed": 3}``: Python literals, else the text;
-    the names must be plain identifiers (no ``__dunder__``).
+    """``["gamma=0.05", "seed=3"]`` -> ``{"gamma": 0.05, "seed": 3}`` (the catalogue's parser); names
+    starting with ``_`` are refused.
 
     >>> parse_param_items(["gamma=0.05", "oracle=ridge", "seed=none"])
     {'gamma': 0.05, 'oracle': 'ridge', 'seed': None}
     """
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key.isidentifier() or key.startswith("_"):
-            raise ValueError(f"{flag} takes NAME=VALUE with a parameter name (e.g. {flag} gamma=0.05); "
-                             f"got {item!r}.")
-        if key in out:
-            raise ValueError(f"{flag} {key} is given twice.")
-        raw = raw.strip()
-        words = {"true": True, "false": False, "none": None, "null": None}
-        if raw.lower() in words:
-            out[key] = words[raw.lower()]
-            continue
-        try:
-            out[key] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            out[key] = raw
+    try:
+        out = registry.parse_params(items, flag=flag)
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{flag}: a value is nested too deeply.") from None
+    bad = [k for k in out if k.startswith("_")]
+    if bad:
+        raise ValueError(f"{flag} takes NAME=VALUE with a parameter name; got {bad[0]!r}.")
     return out
 
 
@@ -85,24 +70,20 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     """A fresh servable learner ``name`` with its state created; every problem is one ``ValueError``
     naming what to fix (unknown or non-servable learner, unknown parameter, invalid value)."""
     try:
-        klass = resolve_learner(name)
+        klass = registry.resolve_learner(name)
     except ValueError:
         raise ValueError(f"{what} {name!r} is not a registered learner; the service serves: "
                          f"{', '.join(servable_learners())}.") from None
     if klass.__name__ not in servable_learners():
         raise ValueError(f"{what} {klass.__name__} does not learn from bandit feedback; the service serves: "
                          f"{', '.join(servable_learners())}.")
-    names = [p for p in inspect.signature(klass).parameters if p != "n_classes"]
-    unknown = sorted(set(params) - set(names))
-    if unknown:
-        raise ValueError(f"{klass.__name__} has no parameter {', '.join(unknown)}; its parameters: "
-                         f"{', '.join(names)}.")
     params = dict(params)
+    names = registry.learner_params(klass)
     for k, v in (("rho0", rho0), ("rho1", rho1)):
         if k in names and k not in params and v:
             params[k] = v
     try:
-        learner = klass(n_classes=n_classes, **params)
+        learner = registry.build_learner(klass, n_classes, **params)
         if learner.feedback_kind not in ("bandit", "set"):
             raise ValueError(f"{klass.__name__} with these parameters does not learn from bandit feedback.")
         start_state(learner, n_features)

@@ -5,7 +5,8 @@ the context as float64 bytes, the action, its propensity, the distribution, the 
 from the learner's stream), ``rewards`` (one per accepted ``/reward``; ``seq`` is the order of arrival at
 the writer, i.e. the order of commit, and THE order in which the model learns), ``snapshots`` (model files
 and the log positions they cover), ``api_keys`` (SHA-256 hashes and roles) and ``meta`` (the service's
-configuration). A PostgreSQL implementation needs the same methods (see the README's "Deploy" section).
+configuration). A PostgreSQL implementation needs the same methods (see docs/deploy.md, "PostgreSQL");
+:func:`noisyfeedback.service.stores.open_storage` opens either from a path or a DSN.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any, Iterator, Protocol
 
 import numpy as np
 
-__all__ = ["Storage", "SQLiteStorage", "open_storage", "EventRow", "RewardOutcome", "encode_action", "decode_action",
-           "is_dsn", "KEY_ID_LENGTH"]
+__all__ = ["Storage", "SQLiteStorage", "EventRow", "RewardOutcome", "encode_action", "decode_action", "is_dsn",
+           "KEY_ID_LENGTH"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -342,13 +343,3 @@ class SQLiteStorage:
 def is_dsn(db: str | Path) -> bool:
     """Whether ``db`` names a PostgreSQL database rather than a SQLite file."""
     return str(db).startswith(("postgresql://", "postgres://"))
-
-
-def open_storage(db: str | Path, synchronous: str = "FULL", create: bool = True, busy_timeout: float = 30.0):
-    """The log at ``db``: a PostgreSQL DSN (``postgresql://...``) or the path of a SQLite file (created,
-    mode 0600, when absent and ``create``; its folder must exist)."""
-    if is_dsn(db):
-        from .storage_pg import PostgresStorage
-
-        return PostgresStorage(str(db), synchronous)
-    return SQLiteStorage(db, synchronous, create=create, busy_timeout=busy_timeout)

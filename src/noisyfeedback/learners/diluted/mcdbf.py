@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...base import Tags
 from ..._validation import AnySeed, Integer, Interval
 from ...feedback import CODE_DILUTED, Rates, kernel_feedback, rate_arrays
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
@@ -68,7 +69,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     ----------
     n_classes : int
         Number of classes K.
-    m : int in [1, K-1]
+    m : int in [1, K-1], default 2 (the smallest set of the paper's experiments; K = 2 needs m = 1)
         Size of the proposed label set.
     gamma : float in (0, 1)
         Exploration rate γ.
@@ -98,6 +99,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     """
 
     feedback_kind = "set"
+    _tags = Tags(family="diluted", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     _parameter_constraints = {
         "m": Integer(1),
         "gamma": Interval(0, 1, closed="neither"),
@@ -107,7 +109,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     }
     _test_params = {"n_classes": 4, "m": 2, "gamma": 0.3, "rho0": 0.1, "rho1": 0.1, "seed": 0}
 
-    def __init__(self, n_classes: int, m: int, gamma: float = 0.1, rho0: float = 0.0, rho1: float = 0.0,
+    def __init__(self, n_classes: int, m: int = 2, gamma: float = 0.1, rho0: float = 0.0, rho1: float = 0.0,
                  seed: int | None = None):
         self.n_classes = n_classes
         self.m = m

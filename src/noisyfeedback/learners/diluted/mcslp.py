@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import Tags
 from ..._validation import Integer
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.diluted import mcslp_learn, mcslp_simulate
@@ -30,7 +31,7 @@ class MCSLP(SetPredictor):
     ----------
     n_classes : int
         Number of classes K.
-    m : int in [1, K-1]
+    m : int in [1, K-1], default 2 (the smallest set of the paper's experiments; K = 2 needs m = 1)
         Size of the predicted label set.
 
     Examples
@@ -51,11 +52,12 @@ class MCSLP(SetPredictor):
     """
 
     feedback_kind = "label"
+    _tags = Tags(family="diluted", online=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     draws_per_round = 0
     _parameter_constraints = {"m": Integer(1)}
     _test_params = {"n_classes": 4, "m": 2}
 
-    def __init__(self, n_classes: int, m: int):
+    def __init__(self, n_classes: int, m: int = 2):
         self.n_classes = n_classes
         self.m = m
 
