@@ -1,7 +1,7 @@
 """act / action_probabilities / predict restricted to allowed actions (``allowed=``, ``excluded=``).
 
 The restricted draw must give the distribution, the action, the propensity and the consumption of the
-learner's random stream of the service's restricted draw (``service.policy``): one uniform a row drawn
+learner's random stream of the decision service's former restricted draw (tests/reference.py): one uniform a row drawn
 after the row's distribution, the inverse CDF over the allowed labels in increasing order.
 """
 
@@ -12,8 +12,7 @@ import pytest
 
 import noisyfeedback as nf
 from noisyfeedback.learners._linear import action_mask, restricted_draw
-from noisyfeedback.service.policy import action_distribution
-from noisyfeedback.service.policy import restricted_draw as service_draw
+from reference import restricted_draw_reference as service_draw
 
 K, D = 6, 5
 
@@ -45,7 +44,7 @@ def service_reference(learner, X, allowed_rows):
     """The service's per-event restricted draw (engine.rank), row by row."""
     acts, probs, dists = [], [], []
     for x, allowed in zip(X, allowed_rows):
-        p = action_distribution(learner, x[None])[0]
+        p = learner.action_probabilities(x[None])[0]
         u = float(learner.rng_.random()) if learner.draws_per_round else 0.0
         a, pr, q = service_draw(p, np.unique(np.asarray(allowed)), u)
         acts.append(a), probs.append(pr), dists.append(q)
