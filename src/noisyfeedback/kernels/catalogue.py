@@ -226,7 +226,7 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
             P[i, l] -= (ui * u[l]) / s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def update(mode, oracle, lin, theta, G, P, u, kidx, kval, d_c, d_a, mask, Q, c_idx, c_val, c_ns, clo, chi, inv_x,
            a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr):
     """The oracle's step for one played candidate with residual e and position factor c (module doc)."""
@@ -417,7 +417,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a
         choose_slots(v, n, k, kind, x, u, i * k, placed, pi, chosen[i], probs[i], greedy)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx, c_val, c_ns, clo,
                chi, inv_x, a_idx, a_val, a_ns, a_indptr, row, c, f, lr, v_known, known):
     """Slot update: the candidate's score (``v_known`` when ``known``, else computed now), e = f − c·score,
