@@ -37,6 +37,7 @@ from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy
 from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
 from .open_bandit import OpenBanditLog, bts_action_distribution, load_open_bandit, read_prior_bts
+from .ranking import multiclass_candidates, ranking_stream
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -74,4 +75,5 @@ __all__ = [
     "write_vw_cb",
     "read_log",
     "write_log",
+    "multiclass_candidates", "ranking_stream",
 ]

@@ -46,6 +46,8 @@ slot, always drawn.
 import numpy as np
 from numba import njit
 
+from .linear import adagrad4
+
 POLICY_EPSILON = 0
 POLICY_IGW = 1
 ORACLE_ADAGRAD = 0
@@ -102,13 +104,30 @@ def context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, in
     """Per round: q = Mᵀ x (MODE_DENSE; raw x) or the context hashes times the FNV prime (MODE_HASHED,
     into ``hf``), and the context-only terms Σ_j θ[k(j)]·x̂_j + θ[k(1)] (returned)."""
     if mode == MODE_DENSE:
-        for a in range(d_a):
-            q[a] = 0.0
-        for p in range(clo, chi):
-            xj = c_val[p]
-            base = c_idx[p] * d_a
-            for a in range(d_a):
-                q[a] += theta[base + a] * xj
+        # q_a = Σ_p θ[j_p·d_a + a]·x_p, each a's sum in the order of x's non-zeros (the index oracle's
+        # order); four a's at a time in local accumulators (registers: q may alias θ for the compiler)
+        a4 = d_a - d_a % 4
+        for a in range(0, a4, 4):
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for p in range(clo, chi):
+                xj = c_val[p]
+                base = c_idx[p] * d_a + a
+                s0 += theta[base] * xj
+                s1 += theta[base + 1] * xj
+                s2 += theta[base + 2] * xj
+                s3 += theta[base + 3] * xj
+            q[a] = s0
+            q[a + 1] = s1
+            q[a + 2] = s2
+            q[a + 3] = s3
+        for a in range(a4, d_a):
+            s0 = 0.0
+            for p in range(clo, chi):
+                s0 += theta[c_idx[p] * d_a + a] * c_val[p]
+            q[a] = s0
     else:
         for p in range(clo, chi):
             hf[p - clo] = c_idx[p] * FNV_PRIME
@@ -233,16 +252,39 @@ def update(mode, oracle, lin, theta, G, P, u, kidx, kval, d_c, d_a, mask, Q, c_i
     if oracle == ORACLE_ADAGRAD:
         if e == 0.0:
             return
-        for pc in range(clo, chi):
-            xh = c_val[pc] * inv_x
-            for p in range(alo, ahi):
-                if mode == MODE_DENSE:
-                    k = c_idx[pc] * d_a + a_idx[p]
-                else:
-                    if not Q[c_ns[pc], a_ns[p]]:
-                        continue
-                    k = ((c_idx[pc] * FNV_PRIME) ^ a_idx[p]) & mask
-                _step(oracle, theta, G, k, (xh * (a_val[p] * inv_z)) * c, e, lr, 0.0)
+        if mode == MODE_DENSE:  # four item coordinates at a time (adagrad4: the scalar formula's bits)
+            na = ahi - alo
+            q4 = alo + na - na % 4
+            for pc in range(clo, chi):
+                xh = c_val[pc] * inv_x
+                base = c_idx[pc] * d_a
+                for p in range(alo, q4, 4):
+                    k0 = base + a_idx[p]
+                    k1 = base + a_idx[p + 1]
+                    k2 = base + a_idx[p + 2]
+                    k3 = base + a_idx[p + 3]
+                    h0, h1, h2, h3, s0, s1, s2, s3 = adagrad4(
+                        (xh * (a_val[p] * inv_z)) * c, (xh * (a_val[p + 1] * inv_z)) * c,
+                        (xh * (a_val[p + 2] * inv_z)) * c, (xh * (a_val[p + 3] * inv_z)) * c,
+                        G[k0], G[k1], G[k2], G[k3], e, 1.0, lr)
+                    G[k0] = h0
+                    G[k1] = h1
+                    G[k2] = h2
+                    G[k3] = h3
+                    theta[k0] += s0
+                    theta[k1] += s1
+                    theta[k2] += s2
+                    theta[k3] += s3
+                for p in range(q4, ahi):
+                    _step(oracle, theta, G, base + a_idx[p], (xh * (a_val[p] * inv_z)) * c, e, lr, 0.0)
+        else:  # hashed pairs: one at a time (two pairs may share a weight)
+            for pc in range(clo, chi):
+                xh = c_val[pc] * inv_x
+                hfc = c_idx[pc] * FNV_PRIME
+                nsc = c_ns[pc]
+                for p in range(alo, ahi):
+                    if Q[nsc, a_ns[p]]:
+                        _step(oracle, theta, G, (hfc ^ a_idx[p]) & mask, (xh * (a_val[p] * inv_z)) * c, e, lr, 0.0)
         if lin & LIN_ITEM:
             for p in range(alo, ahi):
                 k = d_c * d_a + a_idx[p] if mode == MODE_DENSE else a_idx[p] & mask
@@ -341,6 +383,14 @@ def choose_slots(v, n, k, kind, x, u, uoff, placed, pi, chosen, probs, greedy):
 
 
 @njit(cache=True)
+def inv_norms(indptr, val, out):
+    """out[i] = 1/‖row i‖ (1 for a zero row) for CSR-like rows: computed once per stream and kept with it
+    (the numbers a round would compute, bit for bit)."""
+    for i in range(out.shape[0]):
+        out[i] = inv_norm(val, indptr[i], indptr[i + 1])
+
+
+@njit(cache=True)
 def max_row(indptr):
     m = 0
     for i in range(indptr.shape[0] - 1):
@@ -367,7 +417,7 @@ def exam_factor(s, given, num, den):
 
 
 @njit(cache=True)
-def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a_indptr, a_idx, a_val, a_ns,
+def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv,
                offsets, out):
     """out[offsets[i] + r] = f(x_i, candidate r) for every round (the scores act/learn/simulate compute)."""
     q = np.empty(max(d_a, 1))
@@ -375,17 +425,17 @@ def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns
     for i in range(offsets.shape[0] - 1):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
-        inv_x = inv_norm(c_val, clo, chi)
+        inv_x = c_inv[i]
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
         for r in range(offsets[i], offsets[i + 1]):
             alo = a_indptr[r]
             ahi = a_indptr[r + 1]
             out[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
-                                     a_idx, a_val, a_ns, alo, ahi, inv_norm(a_val, alo, ahi))
+                                     a_idx, a_val, a_ns, alo, ahi, a_inv[r])
 
 
 @njit(cache=True)
-def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a_indptr, a_idx, a_val, a_ns, offsets,
+def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets,
             k, kind, explore, gamma_exponent, t, u, chosen, probs, pis):
     """Draw k slots a round with uniforms u[i·k : (i+1)·k]; chosen (n, k) candidate positions, probs (n, k)
     their slot probabilities, pis (total,) slot 1's distribution."""
@@ -400,7 +450,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a
     for i in range(offsets.shape[0] - 1):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
-        inv_x = inv_norm(c_val, clo, chi)
+        inv_x = c_inv[i]
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
         base = offsets[i]
         n = offsets[i + 1] - base
@@ -408,7 +458,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
             v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
-                                   a_idx, a_val, a_ns, alo, ahi, inv_norm(a_val, alo, ahi))
+                                   a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         for r in range(n):
             placed[r] = 0
         policy(v, n, kind, x, placed, pi)
@@ -419,12 +469,12 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, a
 
 @njit(cache=True)
 def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx, c_val, c_ns, clo,
-               chi, inv_x, a_idx, a_val, a_ns, a_indptr, row, c, f, lr, v_known, known):
+               chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, row, c, f, lr, v_known, known):
     """Slot update: the candidate's score (``v_known`` when ``known``, else computed now), e = f − c·score,
     the oracle step. Returns the score used."""
     alo = a_indptr[row]
     ahi = a_indptr[row + 1]
-    inv_z = inv_norm(a_val, alo, ahi)
+    inv_z = a_inv[row]
     if known:
         score = v_known
     else:
@@ -439,7 +489,7 @@ def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask,
 
 @njit(cache=True)
 def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den, d_c, d_a, mask, Q, c_indptr, c_idx,
-              c_val, c_ns, a_indptr, a_idx, a_val, a_ns, offsets, chosen, feedback, lr):
+              c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, chosen, feedback, lr):
     """Update from logged rounds in order: chosen (n, k) candidate positions (−1: slot empty), 0/1 feedback
     (n, k); slot by slot, each slot's score computed after the previous slot's step. t[0] counts rounds."""
     k = chosen.shape[1]
@@ -452,14 +502,14 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
     for i in range(chosen.shape[0]):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
-        inv_x = inv_norm(c_val, clo, chi)
+        inv_x = c_inv[i]
         for s in range(k):
             r = chosen[i, s]
             if r < 0:
                 continue
             c = exam_factor(s, exam_given, exam_num, exam_den)
             score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx,
-                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, offsets[i] + r, c,
+                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r, c,
                                feedback[i, s], lr, 0.0, False)
             if k > 1 and exam_given.shape[0] == 0:
                 exam_num[s] += feedback[i, s]
@@ -469,7 +519,7 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
 
 @njit(cache=True)
 def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, exam_den, d_c, d_a, mask, Q,
-                 c_indptr, c_idx, c_val, c_ns, a_indptr, a_idx, a_val, a_ns, offsets, rows, rewards, exam_env, k,
+                 c_indptr, c_idx, c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, rows, rewards, exam_env, k,
                  explore, gamma_exponent, lr, rho0, rho1, u_learner, u_flip, u_click, mistakes, regret, clicks):
     """Simulated rounds ``rows`` (indices into the stream): scores, k slots drawn (uniforms
     u_learner[s·k + slot]), slot j's clean click 1[u_click < exam_env[j]·rewards[item]] flipped with
@@ -498,7 +548,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
         x = explore_at(kind, explore, gamma_exponent, t[0])
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
-        inv_x = inv_norm(c_val, clo, chi)
+        inv_x = c_inv[i]
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
         base = offsets[i]
         n = offsets[i + 1] - base
@@ -506,7 +556,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
             v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
-                                   a_idx, a_val, a_ns, alo, ahi, inv_norm(a_val, alo, ahi))
+                                   a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         choose_slots(v, n, k, kind, x, u_learner, s_ * k, placed, pi, chosen, probs, greedy)
         # clean values: the best page (rewards sorted, largest at the most examined slot) vs greedy vs played
         for r in range(n):
@@ -537,7 +587,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
             ft = (1 if uf >= rho1 else 0) if clean == 1 else (1 if uf < rho0 else 0)
             c = exam_factor(j, exam_given, exam_num, exam_den)
             score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx,
-                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, base + r, c, ft, lr,
+                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r, c, ft, lr,
                                v[r], j == 0)
             if estimate:
                 exam_num[j] += ft

@@ -43,7 +43,8 @@ from ...base import Learner, make_rng
 from ...catalogue import CandidateRounds, CandidateStream
 from ...hashing import HashedRows
 from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, MODE_HASHED, ORACLE_ADAGRAD,
-                                  ORACLE_NORMALIZED, ORACLE_RIDGE, cat_act, cat_learn, cat_simulate, cat_values)
+                                  ORACLE_NORMALIZED, ORACLE_RIDGE, cat_act, cat_learn, cat_simulate, cat_values,
+                                  inv_norms)
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
 _LINEAR = {"all": LIN_CONTEXT | LIN_ITEM | LIN_BIAS, "item": LIN_ITEM, "none": 0}
@@ -51,18 +52,24 @@ _NO_Q = np.ones((1, 1), np.int8)
 _EMPTY = np.zeros(0)
 
 
+def _with_norms(indptr, idx, val, ns) -> tuple:
+    inv = np.empty(indptr.shape[0] - 1)
+    inv_norms(indptr, val, inv)
+    return indptr, idx, val, ns, inv
+
+
 def _dense_view(X) -> tuple:
-    """(indptr, idx, val, ns) of a dense or CSR matrix: each row's non-zeros in column order."""
+    """(indptr, idx, val, ns, 1/‖row‖) of a dense or CSR matrix: each row's non-zeros in column order."""
     M = X if sp.issparse(X) else sp.csr_matrix(X)
     M = sp.csr_matrix(M, dtype=np.float64)
     M.eliminate_zeros()
-    return (M.indptr.astype(np.int64), M.indices.astype(np.int64), np.ascontiguousarray(M.data),
-            np.zeros(M.indices.shape[0], np.int64))
+    return _with_norms(M.indptr.astype(np.int64), M.indices.astype(np.int64), np.ascontiguousarray(M.data),
+                       np.zeros(M.indices.shape[0], np.int64))
 
 
 def _hashed_view(H: HashedRows) -> tuple:
-    return (np.ascontiguousarray(H.indptr, np.int64), np.ascontiguousarray(H.hashes, np.int64),
-            np.ascontiguousarray(H.values, np.float64), np.ascontiguousarray(H.ns, np.int64))
+    return _with_norms(np.ascontiguousarray(H.indptr, np.int64), np.ascontiguousarray(H.hashes, np.int64),
+                       np.ascontiguousarray(H.values, np.float64), np.ascontiguousarray(H.ns, np.int64))
 
 
 def kernel_rounds(rounds: CandidateRounds, hashed: bool) -> tuple:
