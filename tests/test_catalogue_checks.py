@@ -124,7 +124,7 @@ def test_bad_parameters_are_rejected_naming_the_parameter(cls, stream):
             learner = make(cls, **{name: value})
             with pytest.raises((ValueError, TypeError), match=f"'{name}' parameter of {cls.__name__}"):
                 nf.simulate(learner, stream, None, CH, n_rounds=5, seed=0)
-    for name, value in (("interactions", "ab"), ("interactions", ("abc",)), ("examination", (1.0,)),
+    for name, value in (("interactions", "ab"), ("interactions", ("abc",)), ("examination", (1.0,) * 5),
                         ("examination", (0.0, 1.0)), ("rho0", 0.6)):
         learner = make(cls, **{name: value}, rho1=0.5) if name == "rho0" else make(cls, **{name: value})
         with pytest.raises(ValueError, match=f"'{name}'"):
