@@ -198,6 +198,9 @@ def simulate(
     """
     from .base import Learner
 
+    if getattr(learner, "feedback_kind", None) == "catalogue":  # X: a CandidateStream, y: None
+        from .learners.catalogue import simulate_catalogue
+        return simulate_catalogue(learner, X, feedback, n_rounds, seed, checkpoints, progress)
     regression = isinstance(learner, Learner) and learner.feedback_kind == "target"
     if not isinstance(learner, Learner) or not hasattr(
             learner, "_simulate_targets" if regression else "_simulate_chunk"):

@@ -43,6 +43,7 @@ from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
 from .vw_adf import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format, read_vw_adf,
                      read_vw_ccb, write_vw_adf, write_vw_ccb)
 from .open_bandit import OpenBanditLog, bts_action_distribution, load_open_bandit, read_prior_bts
+from .ranking import multiclass_candidates, ranking_stream
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -90,4 +91,5 @@ __all__ = [
     "CCBExample",
     "CCBSlot",
     "CCBOutcome",
+    "multiclass_candidates", "ranking_stream",
 ]
