@@ -56,6 +56,8 @@ __all__ = [
     "adf_lines",
     "ccb_lines",
     "detect_vw_format",
+    "read_vw_cb_as_adf",
+    "ACTION_NAMESPACE",
 ]
 
 #: namespace name -> {feature name -> value (a number, or a string feature's text)}
@@ -216,12 +218,15 @@ def _parse_features(text: str) -> Features:
             if not colon:
                 value = scale
             else:
-                v = _number(val)
-                if v is not None:
-                    if not math.isfinite(v * scale):
-                        raise _Bad(f"the value of feature {fname!r} is not finite")
+                try:  # float() first (fast); it also takes '1_0', 'inf', 'nan', which VW does not read as numbers
+                    v = float(val)
+                except ValueError:
+                    v = None
+                if v is not None and math.isfinite(v) and "_" not in val:
                     value = v * scale
-                elif _ambiguous(val):
+                    if not math.isfinite(value):
+                        raise _Bad(f"the value of feature {fname!r} is not finite")
+                elif _ambiguous(val) or v is not None:
                     raise _Bad(f"the value {val!r} of feature {fname!r} is neither a number nor a string value")
                 else:
                     value = val
@@ -515,6 +520,64 @@ def write_vw_adf(path: str | os.PathLike, examples: Sequence[ADFExample]) -> Pat
 def write_vw_ccb(path: str | os.PathLike, examples: Sequence[CCBExample]) -> Path:
     """Write CCB examples as VW ``--ccb_explore_adf`` text (a blank line after each example)."""
     return _write(path, (ccb_lines(ex, f"example {i}") for i, ex in enumerate(examples)))
+
+
+# --------------------------------------------------------------------------- cb lines as ADF
+#: the namespace of the one-hot action features that :func:`read_vw_cb_as_adf` gives each action
+ACTION_NAMESPACE = "action"
+
+
+def read_vw_cb_as_adf(source: str | os.PathLike | Iterable[str], n_actions: int | None = None
+                      ) -> tuple[list[ADFExample], int]:
+    """Read VW ``--cb`` text (one example a line: ``action:cost:probability | features``, actions
+    1-based; an unlabelled line ``| features`` is a test example) as ADF examples: the line's features
+    shared, and K actions each described by the one feature ``{"action": {"k": 1.0}}`` (k 0-based) —
+    so a catalogue learner's context × action interactions are one linear model per action.
+
+    K is ``n_actions`` if given (a larger action in the file is an error), else the largest action in
+    the file. Returns ``(examples, K)``.
+
+    >>> exs, K = read_vw_cb_as_adf("2:-1:0.5 |u a\\n| b\\n")
+    >>> K, exs[0].label, exs[0].actions[1], exs[1].label is None
+    (2, CBLabel(index=1, cost=-1.0, probability=0.5), {'action': {'1': 1.0}}, True)
+    """
+    name, lines = _source_lines(source)
+    rows: list[tuple[Features, CBLabel | None]] = []
+    top = 0
+    for lineno, line in lines:
+        if lineno == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        if not line.strip():
+            continue
+        try:
+            words, feats = _split_line(line)
+            if words[:1] in (["shared"], ["ccb"]):
+                raise _Bad("a multi-line (cb_adf/ccb) line in a cb file")
+            if not feats:
+                raise _Bad("no '|' before the features")
+            if len(words) > 1:
+                raise _Bad("expected one label 'action:cost:probability' before '|'")
+            label = None
+            if words:
+                act = words[0].split(":", 1)[0]
+                if not act.isdigit() or int(act) < 1:
+                    raise _Bad(f"the label {words[0]!r} must start with a 1-based action number")
+                c, p = _cb_label(words[0])
+                a = int(act)
+                if n_actions is not None and a > n_actions:
+                    raise _Bad(f"action {a} is beyond the model's {n_actions} actions")
+                top = max(top, a)
+                label = CBLabel(a - 1, c, p)
+            rows.append((_parse_features(feats), label))
+        except _Bad as exc:
+            raise _fail(name, lineno, line, str(exc)) from None
+    if not rows:
+        raise ValueError(f"{name}: no examples.")
+    K = int(n_actions) if n_actions is not None else top
+    if K < 1:
+        raise ValueError(f"{name}: no labelled line, so the number of actions is unknown.")
+    actions = [{ACTION_NAMESPACE: {str(k): 1.0}} for k in range(K)]
+    return [ADFExample(shared, [dict(a) for a in actions], label) for shared, label in rows], K
 
 
 # --------------------------------------------------------------------------- detection
