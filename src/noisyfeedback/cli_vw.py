@@ -104,24 +104,24 @@ def clicks_of(examples, where: str) -> np.ndarray:
 
 
 def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
-    import noisyfeedback as nf
+    from .learners import catalogue
 
     cls_name = LEARNER_ALIASES.get(name.lower().replace("-", "").replace("_", ""))
     if cls_name is None:
         raise ValueError(f"--learner must be a catalogue learner: SquareCB or EpsilonGreedy (CatalogueSquareCB, "
                          f"CatalogueEpsilonGreedy); got {name!r}.")
     kw = {**DEFAULTS, **params, "rho0": rho0, "rho1": rho1}
-    return getattr(nf, cls_name)(**kw)
+    return getattr(catalogue, cls_name)(**kw)
 
 
 def _load(model: Path):
-    import noisyfeedback as nf
+    from .base import load
 
     meta_file = _meta_path(model)
     if not meta_file.is_file():
         raise FileNotFoundError(f"{meta_file}: the model's record (written by 'noisyfeedback train') is missing.")
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    learner = nf.load(model)
+    learner = load(model)
     return learner, meta
 
 
