@@ -137,6 +137,10 @@ def test_cb_files_train_and_predict(tmp_path):
     assert res.exit_code == 0, res.output
     first = [int(line.split(":")[0]) for line in (tmp_path / "p.txt").read_text().splitlines()]
     assert first == [1, 0]
+    # an unlabelled first line reads as cb_adf; --format cb says what it is
+    (tmp_path / "mixed.vw").write_text("|x a:1\n" + "\n".join(lines) + "\n")
+    res = invoke("train", "-d", tmp_path / "mixed.vw", "--model", tmp_path / "m2.npz", "--format", "cb")
+    assert res.exit_code == 0 and f"on {len(lines)} cb examples" in res.output, res.output
 
 
 def test_errors_are_one_line_naming_file_and_line(tmp_path):

@@ -148,10 +148,14 @@ def train(
                                   "default every pair.")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="Learner parameter NAME=VALUE.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="The learner's seed.")] = 0,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="cb or cb_adf (default: detected from the "
+                                                               "content).")] = None,
 ) -> None:
     """Train a catalogue learner on a VW cb or cb_adf log (cost -1 = click, 0 = no click)."""
     try:
-        fmt, exs, K = read_examples(data)
+        if fmt not in (None, "cb", "cb_adf"):
+            raise ValueError(f"--format must be cb or cb_adf; got {fmt!r}.")
+        fmt, exs, K = read_examples(data, fmt)
         lab = _labelled(exs, str(data))
         clicks = clicks_of(lab, str(data))
         params = {"bits": bits, **_params(param), "seed": seed}
