@@ -397,6 +397,15 @@ def test_slate_estimators_are_unbiased_and_cover(noise):
         _check_replications(vals, lo, hi, truth, f"{name} ({noise} flips)")
 
 
+def test_evaluate_candidates_all_runs_each_estimator():
+    rep = _replica(_simulate(200, seed=14, noise="none"), 0, 200)
+    args = (rep["offsets"], rep["a"], rep["p"], rep["r"], rep["pi"])
+    out = nf.ope.evaluate_candidates_all(*args, rep["wrong"], seed=0)
+    assert list(out) == list(nf.ope.CANDIDATE_ESTIMATORS)
+    assert out["dr"].value == evaluate_candidates(*args, "dr", rep["wrong"]).value
+    assert list(nf.ope.evaluate_candidates_all(*args)) == ["ips", "snips"]  # no reward model
+
+
 def test_exports():
     assert nf.ope.evaluate_candidates is evaluate_candidates
     assert set(nf.ope.CANDIDATE_ESTIMATORS) == {"ips", "snips", "dm", "dr", "switch-dr", "dros", "sndr"}
