@@ -229,11 +229,13 @@ class CandidateRounds:
 class CandidateStream:
     """Rounds with their ground truth, for simulation: ``rewards[r]`` the clean click probability of
     item row r (at the first position), ``examination`` the examination probability of each position
-    (None: 1 for every slot)."""
+    (None: 1 for every slot), optionally ``item_age``."""
 
     rounds: CandidateRounds
     rewards: np.ndarray
     examination: np.ndarray | None = None
+    #: optional: each candidate's age in rounds (catalogue churn), (total,)
+    item_age: np.ndarray | None = None
 
     def __post_init__(self):
         if not isinstance(self.rounds, CandidateRounds):
@@ -276,4 +278,5 @@ class CandidateStream:
         rounds = np.asarray(rounds, dtype=np.int64)
         sub = self.rounds.take(rounds)
         item_rows = np.concatenate([np.arange(self.rounds.offsets[r], self.rounds.offsets[r + 1]) for r in rounds])
-        return CandidateStream(sub, self.rewards[item_rows], self.examination)
+        return CandidateStream(sub, self.rewards[item_rows], self.examination,
+                               None if self.item_age is None else self.item_age[item_rows])

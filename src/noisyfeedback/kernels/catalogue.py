@@ -143,29 +143,44 @@ def context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, in
 
 
 @njit(cache=True, inline="always")
-def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
                     a_idx, a_val, a_ns, alo, ahi, inv_z):
     """f(x, z) of one candidate (item row alo..ahi) given :func:`context_part`'s q / hf and s_ctx."""
     s_bil = 0.0
+    s_it = 0.0
+    item = lin & LIN_ITEM
     if mode == MODE_DENSE:
-        for p in range(alo, ahi):
-            s_bil += q[a_idx[p]] * (a_val[p] * inv_z)
-    else:
-        for pc in range(clo, chi):
-            h = hf[pc - clo]
-            nsc = c_ns[pc]
-            acc = 0.0
-            for p in range(alo, ahi):
-                if Q[nsc, a_ns[p]]:
-                    acc += theta[(h ^ a_idx[p]) & mask] * (a_val[p] * inv_z)
-            s_bil += c_val[pc] * acc
-    v = s_bil * inv_x
-    if lin & LIN_ITEM:
-        s_it = 0.0
         off = d_c * d_a
-        for p in range(alo, ahi):
-            k = off + a_idx[p] if mode == MODE_DENSE else a_idx[p] & mask
-            s_it += theta[k] * (a_val[p] * inv_z)
+        if item:  # both sums in one pass (two independent chains)
+            for p in range(alo, ahi):
+                zh = a_val[p] * inv_z
+                s_bil += q[a_idx[p]] * zh
+                s_it += theta[off + a_idx[p]] * zh
+        else:
+            for p in range(alo, ahi):
+                s_bil += q[a_idx[p]] * (a_val[p] * inv_z)
+    else:
+        if qall:  # every namespace pair interacts (the default): no lookups in Q
+            for pc in range(clo, chi):
+                h = hf[pc - clo]
+                acc = 0.0
+                for p in range(alo, ahi):
+                    acc += theta[(h ^ a_idx[p]) & mask] * (a_val[p] * inv_z)
+                s_bil += c_val[pc] * acc
+        else:
+            for pc in range(clo, chi):
+                h = hf[pc - clo]
+                nsc = c_ns[pc]
+                acc = 0.0
+                for p in range(alo, ahi):
+                    if Q[nsc, a_ns[p]]:
+                        acc += theta[(h ^ a_idx[p]) & mask] * (a_val[p] * inv_z)
+                s_bil += c_val[pc] * acc
+        if item:
+            for p in range(alo, ahi):
+                s_it += theta[a_idx[p] & mask] * (a_val[p] * inv_z)
+    v = s_bil * inv_x
+    if item:
         v = v + s_it
     if lin & (LIN_CONTEXT | LIN_BIAS):
         v = v + s_ctx
@@ -185,22 +200,30 @@ def _step(oracle, theta, G, k, phi, e, lr, coef):
 
 
 @njit(cache=True)
-def features_of(mode, lin, d_c, d_a, mask, Q, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, alo, ahi,
+def features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, alo, ahi,
                 inv_z, c, kidx, kval):
     """The candidate's feature vector φ (times c) as (index, value) pairs into kidx/kval, in the order the
     AdaGrad step visits them; returns their number."""
     n = 0
-    for pc in range(clo, chi):
-        xh = c_val[pc] * inv_x
-        for p in range(alo, ahi):
-            if mode == MODE_DENSE:
-                kidx[n] = c_idx[pc] * d_a + a_idx[p]
-            else:
-                if not Q[c_ns[pc], a_ns[p]]:
+    if mode == MODE_DENSE:
+        na = ahi - alo
+        for pc in range(clo, chi):
+            xh = c_val[pc] * inv_x
+            base = c_idx[pc] * d_a
+            for p in range(alo, ahi):
+                kidx[n + p - alo] = base + a_idx[p]
+                kval[n + p - alo] = (xh * (a_val[p] * inv_z)) * c
+            n += na
+    else:
+        for pc in range(clo, chi):
+            xh = c_val[pc] * inv_x
+            hfc = c_idx[pc] * FNV_PRIME
+            for p in range(alo, ahi):
+                if not qall and not Q[c_ns[pc], a_ns[p]]:
                     continue
-                kidx[n] = ((c_idx[pc] * FNV_PRIME) ^ a_idx[p]) & mask
-            kval[n] = (xh * (a_val[p] * inv_z)) * c
-            n += 1
+                kidx[n] = (hfc ^ a_idx[p]) & mask
+                kval[n] = (xh * (a_val[p] * inv_z)) * c
+                n += 1
     if lin & LIN_ITEM:
         for p in range(alo, ahi):
             kidx[n] = d_c * d_a + a_idx[p] if mode == MODE_DENSE else a_idx[p] & mask
@@ -245,62 +268,52 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
             P[i, l] -= (ui * u[l]) / s
 
 
+@njit(cache=True, inline="always")
+def adagrad_features(theta, G, kidx, kval, n, e, lr):
+    """AdaGrad on the features (kidx, kval)[:n] in order: g = e·φ, G_k += g², θ_k += lr·g/√G_k. Four features
+    at a time by :func:`~.linear.adagrad4` (4-wide, the scalar formula's bits) when their indices are
+    distinct (hashed pairs may share a weight: then one at a time, in order); the last n mod 4 lanes of a
+    group are padding that is computed and not written."""
+    for m in range(0, n, 4):
+        w = min(4, n - m)
+        k0 = kidx[m]
+        k1 = kidx[m + 1] if w > 1 else k0
+        k2 = kidx[m + 2] if w > 2 else k0
+        k3 = kidx[m + 3] if w > 3 else k0
+        if (w > 1 and k1 == k0) or (w > 2 and (k2 == k0 or k2 == k1)) or (w > 3 and (k3 == k0 or k3 == k1
+                                                                                    or k3 == k2)):
+            for j in range(m, m + w):
+                _step(ORACLE_ADAGRAD, theta, G, kidx[j], kval[j], e, lr, 0.0)
+            continue
+        h0, h1, h2, h3, s0, s1, s2, s3 = adagrad4(kval[m], kval[m + 1] if w > 1 else 0.0,
+                                                  kval[m + 2] if w > 2 else 0.0, kval[m + 3] if w > 3 else 0.0,
+                                                  G[k0], G[k1], G[k2], G[k3], e, 1.0, lr)
+        G[k0] = h0
+        theta[k0] += s0
+        if w > 1:
+            G[k1] = h1
+            theta[k1] += s1
+        if w > 2:
+            G[k2] = h2
+            theta[k2] += s2
+        if w > 3:
+            G[k3] = h3
+            theta[k3] += s3
+
+
 @njit(cache=True)
-def update(mode, oracle, lin, theta, G, P, u, kidx, kval, d_c, d_a, mask, Q, c_idx, c_val, c_ns, clo, chi, inv_x,
+def update(mode, oracle, lin, theta, G, P, u, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x,
            a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr):
     """The oracle's step for one played candidate with residual e and position factor c (module doc)."""
-    if oracle == ORACLE_ADAGRAD:
-        if e == 0.0:
-            return
-        if mode == MODE_DENSE:  # four item coordinates at a time (adagrad4: the scalar formula's bits)
-            na = ahi - alo
-            q4 = alo + na - na % 4
-            for pc in range(clo, chi):
-                xh = c_val[pc] * inv_x
-                base = c_idx[pc] * d_a
-                for p in range(alo, q4, 4):
-                    k0 = base + a_idx[p]
-                    k1 = base + a_idx[p + 1]
-                    k2 = base + a_idx[p + 2]
-                    k3 = base + a_idx[p + 3]
-                    h0, h1, h2, h3, s0, s1, s2, s3 = adagrad4(
-                        (xh * (a_val[p] * inv_z)) * c, (xh * (a_val[p + 1] * inv_z)) * c,
-                        (xh * (a_val[p + 2] * inv_z)) * c, (xh * (a_val[p + 3] * inv_z)) * c,
-                        G[k0], G[k1], G[k2], G[k3], e, 1.0, lr)
-                    G[k0] = h0
-                    G[k1] = h1
-                    G[k2] = h2
-                    G[k3] = h3
-                    theta[k0] += s0
-                    theta[k1] += s1
-                    theta[k2] += s2
-                    theta[k3] += s3
-                for p in range(q4, ahi):
-                    _step(oracle, theta, G, base + a_idx[p], (xh * (a_val[p] * inv_z)) * c, e, lr, 0.0)
-        else:  # hashed pairs: one at a time (two pairs may share a weight)
-            for pc in range(clo, chi):
-                xh = c_val[pc] * inv_x
-                hfc = c_idx[pc] * FNV_PRIME
-                nsc = c_ns[pc]
-                for p in range(alo, ahi):
-                    if Q[nsc, a_ns[p]]:
-                        _step(oracle, theta, G, (hfc ^ a_idx[p]) & mask, (xh * (a_val[p] * inv_z)) * c, e, lr, 0.0)
-        if lin & LIN_ITEM:
-            for p in range(alo, ahi):
-                k = d_c * d_a + a_idx[p] if mode == MODE_DENSE else a_idx[p] & mask
-                _step(oracle, theta, G, k, (a_val[p] * inv_z) * c, e, lr, 0.0)
-        if lin & LIN_CONTEXT:
-            for pc in range(clo, chi):
-                k = d_c * d_a + d_a + c_idx[pc] if mode == MODE_DENSE else c_idx[pc] & mask
-                _step(oracle, theta, G, k, (c_val[pc] * inv_x) * c, e, lr, 0.0)
-        if lin & LIN_BIAS:
-            k = d_c * d_a + d_a + d_c if mode == MODE_DENSE else CONSTANT_HASH & mask
-            _step(oracle, theta, G, k, c, e, lr, 0.0)
+    if oracle == ORACLE_ADAGRAD and e == 0.0:
         return
-    n = features_of(mode, lin, d_c, d_a, mask, Q, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, alo,
+    n = features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, alo,
                     ahi, inv_z, c, kidx, kval)
     if oracle == ORACLE_RIDGE:
         ridge_step(theta, P, u, kidx, kval, n, e)
+        return
+    if oracle == ORACLE_ADAGRAD:
+        adagrad_features(theta, G, kidx, kval, n, e, lr)
         return
     if e == 0.0:
         return
@@ -422,6 +435,7 @@ def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns
     """out[offsets[i] + r] = f(x_i, candidate r) for every round (the scores act/learn/simulate compute)."""
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    qall = Q.min() == 1
     for i in range(offsets.shape[0] - 1):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
@@ -430,7 +444,7 @@ def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns
         for r in range(offsets[i], offsets[i + 1]):
             alo = a_indptr[r]
             ahi = a_indptr[r + 1]
-            out[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            out[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                      a_idx, a_val, a_ns, alo, ahi, a_inv[r])
 
 
@@ -446,6 +460,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
     greedy = np.empty(k, np.int64)
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    qall = Q.min() == 1
     x = explore_at(kind, explore, gamma_exponent, t)
     for i in range(offsets.shape[0] - 1):
         clo = c_indptr[i]
@@ -457,7 +472,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
         for r in range(n):
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
-            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                    a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         for r in range(n):
             placed[r] = 0
@@ -468,7 +483,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
 
 
 @njit(cache=True)
-def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx, c_val, c_ns, clo,
+def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx, c_val, c_ns, clo,
                chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, row, c, f, lr, v_known, known):
     """Slot update: the candidate's score (``v_known`` when ``known``, else computed now), e = f − c·score,
     the oracle step. Returns the score used."""
@@ -479,10 +494,10 @@ def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask,
         score = v_known
     else:
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
-        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                 a_idx, a_val, a_ns, alo, ahi, inv_z)
     e = f - c * score if c != 1.0 else f - score
-    update(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, c_idx, c_val, c_ns, clo, chi, inv_x,
+    update(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x,
            a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr)
     return score
 
@@ -499,6 +514,7 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
     ubuf = np.empty(P.shape[0])
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    qall = Q.min() == 1
     for i in range(chosen.shape[0]):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
@@ -508,7 +524,7 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
             if r < 0:
                 continue
             c = exam_factor(s, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx,
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx,
                                c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r, c,
                                feedback[i, s], lr, 0.0, False)
             if k > 1 and exam_given.shape[0] == 0:
@@ -542,6 +558,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
     ubuf = np.empty(P.shape[0])
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    qall = Q.min() == 1
     estimate = k > 1 and exam_given.shape[0] == 0
     for s_ in range(rows.shape[0]):
         i = rows[s_]
@@ -555,7 +572,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
         for r in range(n):
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
-            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                    a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         choose_slots(v, n, k, kind, x, u_learner, s_ * k, placed, pi, chosen, probs, greedy)
         # clean values: the best page (rewards sorted, largest at the most examined slot) vs greedy vs played
@@ -586,7 +603,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
             uf = u_flip[s_ * k + j]
             ft = (1 if uf >= rho1 else 0) if clean == 1 else (1 if uf < rho0 else 0)
             c = exam_factor(j, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, q, hf, c_idx,
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx,
                                c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r, c, ft, lr,
                                v[r], j == 0)
             if estimate:
