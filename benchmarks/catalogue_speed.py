@@ -23,18 +23,22 @@ import numpy as np  # noqa: E402
 import noisyfeedback as nf  # noqa: E402
 
 
-def write_vw_adf(stream, path: str, actions: np.ndarray, costs: np.ndarray, probs: np.ndarray) -> None:
-    """The stream as VW's multi-line ADF text: ``shared |s 0:x0 …``, one ``|a 0:z0 …`` line per candidate,
-    the logged ``0:cost:probability`` label on the chosen candidate's line, a blank line between rounds."""
+def write_stream_adf(stream, path: str, actions: np.ndarray, costs: np.ndarray, probs: np.ndarray) -> None:
+    """The stream as VW's multi-line ADF text (``nf.datasets`` writer): shared namespace ``s`` with the context
+    columns as features ``0``, ``1``, …, one action line per candidate with namespace ``a``, the logged
+    ``0:cost:probability`` label on the chosen candidate's line."""
+    from noisyfeedback.datasets.vw_adf import ADFExample, CBLabel, write_vw_adf
+
     r = stream.rounds
     C, Z = r.context, r.items
-    with open(path, "w") as fh:
-        for i in range(r.n_rounds):
-            fh.write("shared |s " + " ".join(f"{j}:{v:.6g}" for j, v in enumerate(C[i]) if v != 0) + "\n")
-            for c, row in enumerate(range(r.offsets[i], r.offsets[i + 1])):
-                label = f"0:{costs[i]:g}:{probs[i]:.6g} " if c == actions[i] else ""
-                fh.write(label + "|a " + " ".join(f"{j}:{v:.6g}" for j, v in enumerate(Z[row]) if v != 0) + "\n")
-            fh.write("\n")
+    exs = []
+    for i in range(r.n_rounds):
+        exs.append(ADFExample(
+            shared={"s": {str(j): float(v) for j, v in enumerate(C[i]) if v != 0}},
+            actions=[{"a": {str(j): float(v) for j, v in enumerate(Z[row]) if v != 0}}
+                     for row in range(r.offsets[i], r.offsets[i + 1])],
+            label=CBLabel(int(actions[i]), float(costs[i]), float(probs[i]))))
+    write_vw_adf(path, exs)
 
 
 def main(argv=None) -> None:
@@ -77,7 +81,7 @@ def main(argv=None) -> None:
         clicks = rng.random(n) < sub.rewards[sub.rounds.offsets[:-1] + actions]
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "stream.vw")
-            write_vw_adf(sub, path, actions, -clicks.astype(float), np.full(n, 0.1))
+            write_stream_adf(sub, path, actions, -clicks.astype(float), np.full(n, 0.1))
             cmd = ["--cb_explore_adf", "--squarecb", "-q", "sa", "--quiet", "-d", path]
             if vw:
                 t = time.perf_counter()
