@@ -403,3 +403,35 @@ def test_position_model_keeps_position_bias_out_of_logged_learning():
                              for i in range(last.n_rounds)])
     assert rho["given"] >= 0.9 and rho["estimated"] >= 0.9, rho
     assert rho["blind"] < min(rho["given"], rho["estimated"]) - 0.03, rho
+
+
+@pytest.mark.parametrize("c", [1.0, 0.6])
+@pytest.mark.parametrize("lin", ["all", "item", "none"])
+def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin):
+    """The contiguous-row AdaGrad step (item rows with every feature non-zero) gives the bits of the
+    generic step over the feature list (features_of + adagrad_features)."""
+    from noisyfeedback.kernels import catalogue as K
+    from noisyfeedback.learners.catalogue._base import _LINEAR
+
+    rng = np.random.default_rng(7)
+    d_c, d_a = 7, 5
+    x = rng.normal(size=d_c) * (rng.random(d_c) < 0.8)
+    z = rng.normal(size=d_a) + 3.0
+    c_idx = np.flatnonzero(x).astype(np.int64)
+    c_val = x[c_idx]
+    a_idx, a_val = np.arange(d_a, dtype=np.int64), z
+    D = d_c * d_a + d_a + d_c + 1
+    theta, G = rng.normal(size=D), rng.random(D) * (rng.random(D) < 0.7)
+    inv_x, inv_z = 1 / np.sqrt(np.sum(c_val ** 2)), 1 / np.sqrt(np.sum(a_val ** 2))
+    code = _LINEAR[lin]
+    t1, G1 = theta.copy(), G.copy()
+    kidx, kval = np.empty(100, np.int64), np.empty(100)
+    n = K.features_of(K.MODE_DENSE, code, d_c, d_a, 0, np.ones((1, 1), np.int8), True, c_idx, c_val, c_idx, 0,
+                      len(c_idx), inv_x, a_idx, a_val, a_idx, 0, d_a, inv_z, c, kidx, kval)
+    K.adagrad_features(t1, G1, kidx, kval, n, 0.37, 0.05)
+    t2, G2 = theta.copy(), G.copy()
+    K.adagrad_dense_rows(code, t2, G2, np.empty(d_a), d_c, d_a, c_idx, c_val, 0, len(c_idx), inv_x, a_val, 0, d_a,
+                         inv_z, c, 0.37, 0.05)
+    np.testing.assert_array_equal(t1, t2)
+    np.testing.assert_array_equal(G1, G2)
+    assert not np.array_equal(t1, theta)

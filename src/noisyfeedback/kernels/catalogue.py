@@ -301,11 +301,56 @@ def adagrad_features(theta, G, kidx, kval, n, e, lr):
             theta[k3] += s3
 
 
+@njit(cache=True, inline="always")
+def _ada_span(theta, G, k0, zc, n, xh, e, lr):
+    """AdaGrad on the contiguous weights k0 … k0+n−1 with φ_i = xh·zc[i] (the scalar formula, element by
+    element: the compiler vectorises it, same bits)."""
+    for i in range(n):
+        g = e * (xh * zc[i])
+        h = G[k0 + i] + g * g
+        G[k0 + i] = h
+        theta[k0 + i] += lr * g / np.sqrt(h if h > 0.0 else 1.0)
+
+
+@njit(cache=True)
+def adagrad_dense_rows(lin, theta, G, zc, d_c, d_a, c_idx, c_val, clo, chi, inv_x, a_val, alo, ahi, inv_z, c, e, lr):
+    """:func:`update`'s AdaGrad step in MODE_DENSE for an item row with every feature non-zero: the weights
+    of one context feature's row of M are contiguous, so each row is one vectorisable run; the same
+    φ values in the same order as :func:`features_of` ((x̂_j·ẑ_a)·c; ẑ_a·c; x̂_j·c; c — with c = 1 the
+    product by c is exact and left out)."""
+    for p in range(alo, ahi):
+        zc[p - alo] = a_val[p] * inv_z
+    if c == 1.0:
+        for pc in range(clo, chi):
+            _ada_span(theta, G, c_idx[pc] * d_a, zc, d_a, c_val[pc] * inv_x, e, lr)
+    else:
+        for pc in range(clo, chi):
+            xh = c_val[pc] * inv_x
+            base = c_idx[pc] * d_a
+            for i in range(d_a):
+                g = e * ((xh * zc[i]) * c)
+                h = G[base + i] + g * g
+                G[base + i] = h
+                theta[base + i] += lr * g / np.sqrt(h if h > 0.0 else 1.0)
+    if lin & LIN_ITEM:
+        for i in range(d_a):
+            _step(ORACLE_ADAGRAD, theta, G, d_c * d_a + i, zc[i] * c, e, lr, 0.0)
+    if lin & LIN_CONTEXT:
+        for pc in range(clo, chi):
+            _step(ORACLE_ADAGRAD, theta, G, d_c * d_a + d_a + c_idx[pc], (c_val[pc] * inv_x) * c, e, lr, 0.0)
+    if lin & LIN_BIAS:
+        _step(ORACLE_ADAGRAD, theta, G, d_c * d_a + d_a + d_c, c, e, lr, 0.0)
+
+
 @njit(cache=True)
 def update(mode, oracle, lin, theta, G, P, u, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x,
            a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr):
     """The oracle's step for one played candidate with residual e and position factor c (module doc)."""
     if oracle == ORACLE_ADAGRAD and e == 0.0:
+        return
+    if oracle == ORACLE_ADAGRAD and mode == MODE_DENSE and ahi - alo == d_a:
+        adagrad_dense_rows(lin, theta, G, kval, d_c, d_a, c_idx, c_val, clo, chi, inv_x, a_val, alo, ahi, inv_z, c,
+                           e, lr)
         return
     n = features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, alo,
                     ahi, inv_z, c, kidx, kval)
