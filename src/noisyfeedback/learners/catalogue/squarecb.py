@@ -53,7 +53,9 @@ class CatalogueSquareCB(CatalogueOracle):
     >>> stream = nf.datasets.ranking_stream(n_rounds=2000, seed=0)
     >>> learner = nf.CatalogueSquareCB(seed=0)
     >>> trace = nf.simulate(learner, stream, None, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=4000, seed=0)
-    >>> learner.action_probabilities(stream.rounds[:1]).sum().round(12)
+    >>> trace.metrics["regret_rate"] < 0.1
+    True
+    >>> float(learner.action_probabilities(stream.rounds[:1]).sum().round(12))
     1.0
 
     References
