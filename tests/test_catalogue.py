@@ -338,6 +338,8 @@ def test_simulate_rejects_other_channels():
         nf.simulate(CatalogueSquareCB(seed=0), stream, None, nf.feedback.FullLabel(), n_rounds=5)
     with pytest.raises(TypeError, match="CandidateStream"):
         simulate_catalogue(CatalogueSquareCB(seed=0), stream.rounds, None, 5)
+    with pytest.raises(TypeError, match="y=None"):
+        nf.simulate(CatalogueSquareCB(seed=0), stream, np.zeros(20), nf.feedback.NoisyBandit(), n_rounds=5)
 
 
 # ------------------------------------------------------------------ slots
