@@ -143,7 +143,7 @@ def context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, in
 
 
 @njit(cache=True, inline="always")
-def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                     a_idx, a_val, a_ns, alo, ahi, inv_z):
     """f(x, z) of one candidate (item row alo..ahi) given :func:`context_part`'s q / hf and s_ctx."""
     s_bil = 0.0
@@ -160,12 +160,14 @@ def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_n
             for p in range(alo, ahi):
                 s_bil += q[a_idx[p]] * (a_val[p] * inv_z)
     else:
+        for p in range(alo, ahi):  # ẑ once per candidate (the same products as in the loops below)
+            zb[p - alo] = a_val[p] * inv_z
         if qall:  # every namespace pair interacts (the default): no lookups in Q
             for pc in range(clo, chi):
                 h = hf[pc - clo]
                 acc = 0.0
                 for p in range(alo, ahi):
-                    acc += theta[(h ^ a_idx[p]) & mask] * (a_val[p] * inv_z)
+                    acc += theta[(h ^ a_idx[p]) & mask] * zb[p - alo]
                 s_bil += c_val[pc] * acc
         else:
             for pc in range(clo, chi):
@@ -480,6 +482,7 @@ def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns
     """out[offsets[i] + r] = f(x_i, candidate r) for every round (the scores act/learn/simulate compute)."""
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    zb = np.empty(max_row(a_indptr))
     qall = Q.min() == 1
     for i in range(offsets.shape[0] - 1):
         clo = c_indptr[i]
@@ -489,7 +492,7 @@ def cat_values(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns
         for r in range(offsets[i], offsets[i + 1]):
             alo = a_indptr[r]
             ahi = a_indptr[r + 1]
-            out[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            out[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                      a_idx, a_val, a_ns, alo, ahi, a_inv[r])
 
 
@@ -505,6 +508,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
     greedy = np.empty(k, np.int64)
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    zb = np.empty(max_row(a_indptr))
     qall = Q.min() == 1
     x = explore_at(kind, explore, gamma_exponent, t)
     for i in range(offsets.shape[0] - 1):
@@ -517,7 +521,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
         for r in range(n):
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
-            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                    a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         for r in range(n):
             placed[r] = 0
@@ -528,7 +532,7 @@ def cat_act(mode, lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c
 
 
 @njit(cache=True)
-def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx, c_val, c_ns, clo,
+def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx, c_val, c_ns, clo,
                chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, row, c, f, lr, v_known, known):
     """Slot update: the candidate's score (``v_known`` when ``known``, else computed now), e = f − c·score,
     the oracle step. Returns the score used."""
@@ -539,7 +543,7 @@ def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask,
         score = v_known
     else:
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
-        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                 a_idx, a_val, a_ns, alo, ahi, inv_z)
     e = f - c * score if c != 1.0 else f - score
     update(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x,
@@ -559,6 +563,7 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
     ubuf = np.empty(P.shape[0])
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    zb = np.empty(max_row(a_indptr))
     qall = Q.min() == 1
     for i in range(chosen.shape[0]):
         clo = c_indptr[i]
@@ -569,7 +574,7 @@ def cat_learn(mode, oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den,
             if r < 0:
                 continue
             c = exam_factor(s, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx,
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx,
                                c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r, c,
                                feedback[i, s], lr, 0.0, False)
             if k > 1 and exam_given.shape[0] == 0:
@@ -603,6 +608,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
     ubuf = np.empty(P.shape[0])
     q = np.empty(max(d_a, 1))
     hf = np.empty(max_row(c_indptr), np.int64)
+    zb = np.empty(max_row(a_indptr))
     qall = Q.min() == 1
     estimate = k > 1 and exam_given.shape[0] == 0
     for s_ in range(rows.shape[0]):
@@ -617,7 +623,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
         for r in range(n):
             alo = a_indptr[base + r]
             ahi = a_indptr[base + r + 1]
-            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, c_val, c_ns, clo, chi, inv_x, s_ctx,
+            v[r] = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                                    a_idx, a_val, a_ns, alo, ahi, a_inv[base + r])
         choose_slots(v, n, k, kind, x, u_learner, s_ * k, placed, pi, chosen, probs, greedy)
         # clean values: the best page (rewards sorted, largest at the most examined slot) vs greedy vs played
@@ -648,7 +654,7 @@ def cat_simulate(mode, oracle, kind, lin, theta, G, P, t, exam_given, exam_num, 
             uf = u_flip[s_ * k + j]
             ft = (1 if uf >= rho1 else 0) if clean == 1 else (1 if uf < rho0 else 0)
             c = exam_factor(j, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, c_idx,
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx,
                                c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r, c, ft, lr,
                                v[r], j == 0)
             if estimate:
