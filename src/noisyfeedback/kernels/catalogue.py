@@ -105,29 +105,14 @@ def context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, in
     into ``hf``), and the context-only terms Σ_j θ[k(j)]·x̂_j + θ[k(1)] (returned)."""
     if mode == MODE_DENSE:
         # q_a = Σ_p θ[j_p·d_a + a]·x_p, each a's sum in the order of x's non-zeros (the index oracle's
-        # order); four a's at a time in local accumulators (registers: q may alias θ for the compiler)
-        a4 = d_a - d_a % 4
-        for a in range(0, a4, 4):
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for p in range(clo, chi):
-                xj = c_val[p]
-                base = c_idx[p] * d_a + a
-                s0 += theta[base] * xj
-                s1 += theta[base + 1] * xj
-                s2 += theta[base + 2] * xj
-                s3 += theta[base + 3] * xj
-            q[a] = s0
-            q[a + 1] = s1
-            q[a + 2] = s2
-            q[a + 3] = s3
-        for a in range(a4, d_a):
-            s0 = 0.0
-            for p in range(clo, chi):
-                s0 += theta[c_idx[p] * d_a + a] * c_val[p]
-            q[a] = s0
+        # order); the inner loop over a is contiguous in θ (vectorised by the compiler)
+        for a in range(d_a):
+            q[a] = 0.0
+        for p in range(clo, chi):
+            xj = c_val[p]
+            base = c_idx[p] * d_a
+            for a in range(d_a):
+                q[a] += theta[base + a] * xj
     else:
         for p in range(clo, chi):
             hf[p - clo] = c_idx[p] * FNV_PRIME
