@@ -19,8 +19,10 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# everything `make test` and `make demo` need: the core, the lab, the service (and its PostgreSQL log),
+# the docs builder and the test tools (pyproject.toml's extras)
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q -e ".[test,service,postgres]"
+	$(PY) -m pip install -q -e ".[test,lab,service,postgres,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -36,14 +36,7 @@ KINDS = ("symmetric", "pair")
 
 
 def confusion(kind: str, rho: float, K: int) -> np.ndarray:
-    if kind == "symmetric":
-        C = np.full((K, K), rho / (K - 1))
-    else:
-        C = np.zeros((K, K))
-        for q in range(K):
-            C[(q + 1) % K, q] = rho
-    np.fill_diagonal(C, 1.0 - rho)
-    return C
+    return (nf.feedback.symmetric_confusion if kind == "symmetric" else nf.feedback.pair_confusion)(K, rho)
 
 
 def identifiable(C: np.ndarray) -> bool:

@@ -222,7 +222,7 @@ def _timed(fn) -> float:
 
 
 def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[dict]:
-    from noisyfeedback.experiments import run_experiment
+    from noisyfeedback.lab import run_experiment
 
     def config(n_seeds, name):
         return {
@@ -245,7 +245,7 @@ def sweep_rows(data_dir, seeds: int, serial_seeds: int, workdir: Path) -> list[d
         res = run_experiment(config(n_seeds, f"bench-sweep-j{jobs}"), out, jobs=jobs, data_dir=data_dir,
                              progress=False)
         wall = time.perf_counter() - t0
-        from noisyfeedback.experiments import read_results
+        from noisyfeedback.lab import read_results
 
         df = read_results(res)
         n_runs = len(df)
@@ -415,8 +415,7 @@ def noisy_rows(data_dir) -> list[dict]:
         Xm, ym = nf.datasets.load("mnist", split="train", data_dir=data_dir)
         Xm = np.asarray(Xm.toarray() if sp.issparse(Xm) else Xm, dtype=np.float64)
         K, rho = 10, 0.2
-        C = np.full((K, K), rho / (K - 1))
-        np.fill_diagonal(C, 1 - rho)
+        C = nf.feedback.symmetric_confusion(K, rho)
         yn = nf.feedback.ConfusionNoise(C).respond(ym, rng=np.random.default_rng(0))
         t0, c0 = time.perf_counter(), time.process_time()
         m = nf.CorrectedLogisticRegression(confusion=C, C=0.1).fit(Xm, yn)

@@ -9,6 +9,7 @@ its timing lines.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -22,8 +23,8 @@ import pandas as pd
 
 _CHILD = r"""
 import json, os, signal, sys
-from noisyfeedback.experiments import store
-from noisyfeedback.experiments.recipes import PAPERS, _load_builtin, run_paper
+from noisyfeedback.lab import store
+from noisyfeedback.lab.recipes import PAPERS, _load_builtin, run_paper
 name, kill_after, plan, patches, out = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
 _load_builtin()
 module = sys.modules[PAPERS[name].run.__module__]
@@ -49,8 +50,8 @@ def killed_then_resumed(name: str, plan: dict, out: Path, kill_after: int = 2, p
     """(report path, log text) of a rerun after a SIGKILLed first run of recipe ``name``."""
     from rich.console import Console
 
-    from noisyfeedback.experiments.engine import new_progress
-    from noisyfeedback.experiments.recipes import PAPERS, run_paper
+    from noisyfeedback.lab.engine import new_progress
+    from noisyfeedback.lab.recipes import PAPERS, run_paper
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-c", _CHILD, name, str(kill_after), json.dumps(plan),
@@ -101,7 +102,7 @@ def assert_same_numbers(a: Path, b: Path, compare_markdown: bool = True) -> None
 # ------------------------------------------------------------- reproduce("all")
 _CHILD_ALL = r"""
 import json, os, signal, sys
-from noisyfeedback.experiments import reproduce, store
+from noisyfeedback.lab import reproduce, store
 from recipe_resume import small_recipes
 plans, patches, kill_after, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 small_recipes(plans, patches)
@@ -121,7 +122,7 @@ reproduce("all", quick=True, out=out, progress=False)
 def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None) -> dict:
     """Make every declared paper's registered recipe run ``plans[name]`` (and set ``patches[name]``'s
     attributes on its run module); returns what to pass to :func:`restore_recipes`."""
-    from noisyfeedback.experiments import recipes as rec
+    from noisyfeedback.lab import recipes as rec
 
     rec._load_builtin()
     saved = {"recipes": dict(rec.RECIPES), "attrs": []}
@@ -132,16 +133,15 @@ def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None
             saved["attrs"].append((module, attr, getattr(module, attr)))
             setattr(module, attr, value)
 
-        def func(quick, data_dir, out_dir, jobs, progress, _paper=paper, _plan=plans[name]):
-            return rec.run_paper(_paper, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs,
-                                 progress=progress, plan=json.loads(json.dumps(_plan)))
+        def plan(quick, data_dir, _plan=plans[name]):
+            return json.loads(json.dumps(_plan))
 
-        rec.RECIPES[name] = rec.Recipe(name, func, recipe.title, recipe.description)
+        rec.RECIPES[name] = dataclasses.replace(paper, plan=plan)
     return saved
 
 
 def restore_recipes(saved: dict) -> None:
-    from noisyfeedback.experiments import recipes as rec
+    from noisyfeedback.lab import recipes as rec
 
     rec.RECIPES.clear()
     rec.RECIPES.update(saved["recipes"])
@@ -154,8 +154,8 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
     after its ``kill_after``-th task file (every recipe running its plan of ``plans``)."""
     from rich.console import Console
 
-    from noisyfeedback.experiments import reproduce
-    from noisyfeedback.experiments.engine import new_progress
+    from noisyfeedback.lab import reproduce
+    from noisyfeedback.lab.engine import new_progress
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-c", _CHILD_ALL, json.dumps(plans), json.dumps(patches),
@@ -170,3 +170,69 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
     finally:
         restore_recipes(saved)
     return index, console.file.getvalue()
+
+
+# ------------------------------------------------------------- numbers against a stored copy
+#: the numbers of tests/test_reproduce_all.py's uninterrupted ``reproduce all --quick`` (its shrunk plans),
+#: as written by the code before the lab moved out of the library (tests/data/reproduce_all_numbers.json)
+STORED_NUMBERS = Path(__file__).parent / "data" / "reproduce_all_numbers.json"
+
+
+def _column_digest(values: pd.Series) -> str:
+    """A column in a few characters: the sum of its numbers (8 significant digits, lists flattened) and
+    its NaN count, or a hash of its sorted text values."""
+    import hashlib
+
+    import numpy as np
+
+    flat: list = []
+    for v in values:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            flat.extend(np.ravel(np.asarray(v, dtype=object)).tolist())
+        else:
+            flat.append(v)
+    nums = [v for v in flat if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
+    if nums and len(nums) == len([v for v in flat if v is not None]):
+        arr = np.asarray(nums, dtype=float)
+        return f"sum {np.nansum(arr):.8g}, nan {int(np.isnan(arr).sum())}, n {arr.size}"
+    text = "\n".join(sorted(str(v) for v in flat))
+    return "text " + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def numbers_digest(index: Path) -> dict:
+    """Per report of a ``reproduce all`` folder: its claims (what, ours, holds) and a digest of every
+    results table (rows, columns, each column's :func:`_column_digest`; timing columns left out)."""
+    out = {}
+    for claims_path in sorted(Path(index).parent.glob("*/claims.json")):
+        tables, claims, _ = numbers(claims_path.parent / "index.html")
+        out[claims_path.parent.name] = {
+            "summary": claims["summary"],
+            "claims": [[c["claim"], c["ours"], c["holds"]] for c in claims["claims"]],
+            "tables": {name: {"rows": len(df), **{col: _column_digest(df[col]) for col in sorted(df.columns)}}
+                       for name, df in tables.items()},
+        }
+    return out
+
+
+def assert_numbers_as_stored(index: Path) -> None:
+    """The numbers of a ``reproduce all`` run equal the stored ones, report by report and table by table.
+    After a change that means to change them, rewrite the copy:
+    ``python tests/recipe_resume.py OUT/index.html`` (OUT: a run of test_reproduce_all's plans)."""
+    stored = json.loads(STORED_NUMBERS.read_text(encoding="utf-8"))
+    ours = json.loads(json.dumps(numbers_digest(index)))
+    assert sorted(ours) == sorted(stored)
+    for name in stored:
+        assert ours[name]["claims"] == stored[name]["claims"], name
+        assert sorted(ours[name]["tables"]) == sorted(stored[name]["tables"]), name
+        for table, cols in stored[name]["tables"].items():
+            diff = {c: (v, ours[name]["tables"][table].get(c)) for c, v in cols.items()
+                    if ours[name]["tables"][table].get(c) != v}
+            assert not diff, f"{name}: {table}: {diff}"
+            assert set(ours[name]["tables"][table]) == set(cols), f"{name}: {table}: columns"
+
+
+if __name__ == "__main__":  # write the stored copy from a run
+    STORED_NUMBERS.parent.mkdir(exist_ok=True)
+    STORED_NUMBERS.write_text(json.dumps(numbers_digest(Path(sys.argv[1])), indent=1, ensure_ascii=False) + "\n",
+                              encoding="utf-8")
+    print(STORED_NUMBERS)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
-from noisyfeedback.experiments import reproduce
-from noisyfeedback.experiments.papers import agarwal2021 as recipe
+from noisyfeedback.lab import reproduce
+from noisyfeedback.lab.papers import agarwal2021 as recipe
 
 
 #: the quick plan, shrunk for the tests

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import read_results, recipe_names, reproduce
-from noisyfeedback.experiments.papers import batra2021 as batra
+from noisyfeedback.lab import read_results, recipe_names, reproduce
+from noisyfeedback.lab.papers import batra2021 as batra
 from report_checks import checked_images
 
 

@@ -203,12 +203,14 @@ def test_demo_writes_report(tmp_path):
 
 
 def test_demo_parts_are_extensible(tmp_path, monkeypatch):
-    from noisyfeedback.report import Section
+    from noisyfeedback.lab.report import Section
 
     def extra(ctx):
         return [Section("Extra part", text=[f"{ctx.rounds} rounds, seeds {ctx.seeds}"])]
 
-    monkeypatch.setattr(cli, "DEMO_PARTS", [("extra", extra)])
+    from noisyfeedback.lab import commands
+
+    monkeypatch.setattr(commands, "DEMO_PARTS", [("extra", extra)])
     result = invoke("demo", "--out", str(tmp_path), "--rounds", "10", "--seeds", "2")
     assert result.exit_code == 0, result.output
     assert "10 rounds, seeds [0, 1]" in (tmp_path / "index.md").read_text()
@@ -261,7 +263,7 @@ def test_demo_links_the_quick_reproductions(tmp_path, monkeypatch):
     """The reproductions part runs every recipe but 'example' in quick mode and links each report."""
     import re
 
-    import noisyfeedback.experiments as ex
+    import noisyfeedback.lab as ex
 
     calls = []
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import recipe_names, reproduce
-from noisyfeedback.experiments.papers import dekel2009 as recipe
+from noisyfeedback.lab import recipe_names, reproduce
+from noisyfeedback.lab.papers import dekel2009 as recipe
 from noisyfeedback.metrics import damage_ratio
 
 #: the quick plan, shrunk for the tests (3 classes: 3 problems; 2 splits)
@@ -97,7 +97,9 @@ def test_sensitivity_runs(report):
 
 
 def test_a_split_is_reproducible_and_resume_reuses_tasks(report, tmp_path, monkeypatch):
-    from noisyfeedback.experiments.engine import KINDS, Engine, TaskKind
+    import importlib
+
+    from noisyfeedback.lab.engine import KINDS, Engine
 
     plan = dict(TEST_PLAN, n_splits=1, evil=[2])
     with Engine(tmp_path, name="t", progress=False) as eng:
@@ -106,7 +108,8 @@ def test_a_split_is_reproducible_and_resume_reuses_tasks(report, tmp_path, monke
     def boom(task):
         raise AssertionError("a finished task was recomputed")
 
-    monkeypatch.setitem(KINDS, "dekel2009.split", TaskKind("dekel2009.split", boom, False))
+    module, _, name = KINDS["dekel2009.split"].path.partition(":")  # where a task finds its function
+    monkeypatch.setattr(importlib.import_module(module), name, boom)
     with Engine(tmp_path, name="t", progress=False) as eng:
         second = recipe.plans.run(eng, plan, None)
     assert eng.resumed > 0 and eng.ran == 0

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import (
+from noisyfeedback.lab import (
     ConfigError,
     build_plan,
     figures,
@@ -254,7 +254,7 @@ def test_acceptance_sigkill_halfway_then_resume_equals_uninterrupted_run(tmp_pat
     cfg = write_toml(tmp_path / "killme.toml", SIGKILL_CONFIG)
     total = 2 * 3 * 6
     killed = tmp_path / "killed"
-    code = f"from noisyfeedback.experiments import run_config; run_config({str(cfg)!r}, out={str(killed)!r}, progress=False)"
+    code = f"from noisyfeedback.lab import run_config; run_config({str(cfg)!r}, out={str(killed)!r}, progress=False)"
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tasks = killed / "tasks"
     deadline = time.monotonic() + 120
@@ -374,23 +374,23 @@ def test_acceptance_reproduce_example_quick_report_links_resolve(tmp_path):
 def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatch):
     """'all' runs every registered recipe (here: the example and a second, tiny one; the paper
     recipes have tests of their own) and links each report from one index."""
-    from noisyfeedback.experiments import recipes as rec
-    from noisyfeedback.report import Section, write_report
+    from noisyfeedback.lab import recipes as rec
+    from noisyfeedback.lab.report import Section, write_report
 
     rec._load_builtin()
     monkeypatch.setattr(rec, "_load_builtin", lambda: None)
     monkeypatch.setattr(rec, "RECIPES", {"example": rec.RECIPES["example"]})
-
-    @rec.register_recipe("tiny", title="A tiny recipe")
-    def tiny(quick, data_dir, out_dir, jobs, progress):
-        return write_report(out_dir, "tiny", [Section("Only", text=["quick" if quick else "full"])])
+    rec.register_paper(rec.Paper(
+        name="tiny", title="A tiny recipe", url="https://example.org/tiny", plan=lambda quick, data_dir: {},
+        run=lambda engine, plan, data_dir: None, claims=lambda results, ctx: [],
+        sections=lambda results, claims, ctx: [Section("Only", text=["quick" if ctx.quick else "full"])]))
 
     index = reproduce("all", quick=True, out=tmp_path / "all", progress=False)
     local = _check_links(index)
     assert "example/index.html" in local and "tiny/index.html" in local
     md = (tmp_path / "all" / "index.md").read_text(encoding="utf-8")
     assert "Quick mode checks the pipeline" in md and "not the papers' results" in md
-    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | — |" in md  # tiny: no claims.json
+    assert re.search(r"\| `example` \| \d of 1 claims hold \|", md) and "| `tiny` | 0 of 0 claims hold |" in md
     assert re.search(r"In all, \d of 1 claims hold", md)
     assert "[All reports](../index.html)" in (tmp_path / "all" / "example" / "index.md").read_text(encoding="utf-8")
     for ref in local:
@@ -424,7 +424,7 @@ def test_example_selection_config_is_valid():
 def test_schema_example_in_the_docs_is_valid():
     import tomllib
 
-    import noisyfeedback.experiments.config as config
+    import noisyfeedback.lab.config as config
 
     doc = config.__doc__
     text = textwrap.dedent(doc[doc.index('    name = "noisy-bandit-sweep"'):doc.index("Any dataset option")])

@@ -49,12 +49,12 @@ def saved_meta(tmp_path):
 
 
 def test_the_run_experiment_exploit_runs_nothing_and_writes_nothing(tmp_path, monkeypatch):
-    from noisyfeedback.experiments import runner
+    from noisyfeedback.lab import runner
 
     calls = []
     monkeypatch.setattr(runner, "run_experiment", lambda *a, **k: calls.append((a, k)))
     out = tmp_path / "sweep"
-    for name in ("noisyfeedback.experiments.runner.run_experiment", "noisyfeedback.experiments.runner",
+    for name in ("noisyfeedback.lab.runner.run_experiment", "noisyfeedback.lab.runner",
                  "run_experiment", "noisyfeedback.base.load", "os.system"):
         path = write_npz(tmp_path / "evil.npz", {
             "format_version": 1, "class": name,
@@ -345,7 +345,7 @@ def tiny_config(**over):
 
 
 def test_store_checks_task_files_moves_bad_ones_aside_and_reruns_them(tmp_path):
-    from noisyfeedback.experiments import read_results, run_experiment
+    from noisyfeedback.lab import read_results, run_experiment
 
     out = tmp_path / "out"
     whole = read_results(run_experiment(tiny_config(), out, progress=False))
@@ -369,8 +369,8 @@ def test_store_lock_refuses_a_concurrent_run_and_kill_releases_it(tmp_path):
     import subprocess
     import sys
 
-    from noisyfeedback.experiments import run_experiment
-    from noisyfeedback.experiments.store import StoreError, open_results
+    from noisyfeedback.lab import run_experiment
+    from noisyfeedback.lab.store import StoreError, open_results
 
     out = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c",
@@ -410,8 +410,8 @@ def test_store_lock_refuses_a_concurrent_run_and_kill_releases_it(tmp_path):
     "junk": st.integers()}))
 @example(cfg={"n_rounds": 10**15})
 def test_fuzzed_configs_validate_or_raise_config_error(cfg):
-    from noisyfeedback.experiments import validate_config
-    from noisyfeedback.experiments.config import ConfigError
+    from noisyfeedback.lab import validate_config
+    from noisyfeedback.lab.config import ConfigError
 
     full = tiny_config(**cfg)
     full.pop("junk", None) if "junk" not in cfg else None
@@ -426,8 +426,8 @@ def test_fuzzed_configs_validate_or_raise_config_error(cfg):
 
 # ------------------------------------------------------------------ sizes that cannot fit
 def test_sizes_that_cannot_fit_are_refused_before_allocating_saying_the_memory():
-    from noisyfeedback.experiments import validate_config
-    from noisyfeedback.experiments.config import ConfigError
+    from noisyfeedback.lab import validate_config
+    from noisyfeedback.lab.config import ConfigError
 
     X, y = nf.datasets.synsep(n_samples=20, seed=0)
     cases = [

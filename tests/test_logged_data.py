@@ -153,8 +153,8 @@ def test_bts_action_distribution_from_the_prior(tmp_path):
 
 
 def test_quick_open_bandit_report(tmp_path):
-    from noisyfeedback.experiments import recipe_names
-    from noisyfeedback.experiments.papers.open_bandit import QUICK_PLAN
+    from noisyfeedback.lab import recipe_names
+    from noisyfeedback.lab.papers.open_bandit import QUICK_PLAN
     from noisyfeedback.ope import replication
 
     assert "open-bandit" in recipe_names()

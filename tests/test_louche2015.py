@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments import recipe_names, reproduce
-from noisyfeedback.experiments.papers import louche2015 as louche
+from noisyfeedback.lab import recipe_names, reproduce
+from noisyfeedback.lab.papers import louche2015 as louche
 from noisyfeedback.learners.label_noise.uma import UMA
 from report_checks import checked_images
 

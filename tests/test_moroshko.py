@@ -11,8 +11,8 @@ import pytest
 
 import noisyfeedback as nf
 from conftest import JIT_DISABLED
-from noisyfeedback.experiments import recipe_names, reproduce
-from noisyfeedback.experiments.papers import moroshko as mo
+from noisyfeedback.lab import recipe_names, reproduce
+from noisyfeedback.lab.papers import moroshko as mo
 from report_checks import checked_images
 
 #: the quick plan, shrunk further for the test (see mo.QUICK_PLAN for the demo's sizes)
@@ -118,7 +118,7 @@ def test_find_a_spends_at_most_the_budget_and_close_to_it():
 
 
 def test_results_do_not_depend_on_the_number_of_jobs(tmp_path):
-    from noisyfeedback.experiments.engine import Engine
+    from noisyfeedback.lab.engine import Engine
 
     tasks = []
     for i, v in enumerate(["noisy feedback", "beta", "two samples (unknown v)"]):
@@ -239,7 +239,7 @@ def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(repor
 def test_serial_and_two_processes_give_the_same_tables(report, tmp_path):
     from recipe_resume import assert_same_numbers
 
-    from noisyfeedback.experiments.recipes import run_paper
+    from noisyfeedback.lab.recipes import run_paper
 
     again = run_paper(mo.PAPER, quick=True, data_dir=None, out_dir=tmp_path / "j2", jobs=2, progress=False,
                       plan={**mo.QUICK_PLAN, **TEST_PLAN})

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from noisyfeedback.experiments.papers import open_bandit as recipe
+from noisyfeedback.lab.papers import open_bandit as recipe
 
 #: the quick plan, shrunk for the tests (a 4,000-row generated log, one flip setting, few draws)
 TEST_PLAN = {**recipe.QUICK_PLAN, "n_boot": 10, "n_flip_draws": 10, "n_sim": 5_000, "flips": [[0.2, 0.1]],
@@ -17,14 +17,14 @@ TEST_PLAN = {**recipe.QUICK_PLAN, "n_boot": 10, "n_flip_draws": 10, "n_sim": 5_0
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from noisyfeedback.experiments.recipes import run_paper
+    from noisyfeedback.lab.recipes import run_paper
 
     return run_paper(recipe.PAPER, quick=True, data_dir=None, out_dir=tmp_path_factory.mktemp("ob"),
                      progress=False, plan=TEST_PLAN)
 
 
 def test_quick_report_has_the_claims_line_links_and_tables(report):
-    from noisyfeedback.experiments import recipe_names
+    from noisyfeedback.lab import recipe_names
 
     assert "open-bandit" in recipe_names()
     root = report.parent

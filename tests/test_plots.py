@@ -10,8 +10,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import noisyfeedback as nf
-from noisyfeedback.plots import learning_curves, short_label, short_name, traces_to_frame
-from noisyfeedback.report import Section, write_report
+from noisyfeedback.lab.figures import learning_curves, short_label, short_name, traces_to_frame
+from noisyfeedback.lab.report import Section, write_report
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_coinciding_curves_stay_visible():
 
 def test_coinciding_sweep_lines_stay_visible():
     """Two learners with the same final errors on the γ grid: different dashes and markers, both drawn."""
-    from noisyfeedback.experiments.figures import sweep_figure
+    from noisyfeedback.lab.figures import sweep_figure
 
     df = pd.DataFrame([{"learner": le, "learner.gamma": g, "seed": s, "error_rate": 0.1 + g}
                        for le in ("Banditron", "RCNBF") for g in (0.05, 0.2) for s in (0, 1)])

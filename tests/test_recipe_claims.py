@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from noisyfeedback.experiments.papers import agarwal2021 as ag
-from noisyfeedback.experiments.papers import batra2021 as ba
+from noisyfeedback.lab.papers import agarwal2021 as ag
+from noisyfeedback.lab.papers import batra2021 as ba
 
 
 def _agarwal(ours: float, others: float, ours_learning: bool, est_error: float):
@@ -71,7 +71,7 @@ def test_batra2021_claims_hold_and_fail():
 def _ctx(plan: dict, quick: bool = True):
     from pathlib import Path
 
-    from noisyfeedback.experiments.recipes import Context
+    from noisyfeedback.lab.recipes import Context
 
     return Context(quick, plan, Path("."), None, 1, 0.0, 0, 0)
 
@@ -129,7 +129,7 @@ def test_batra2021_registered_claims_hold_and_fail():
 
 
 def test_louche2015_registered_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import louche2015 as lo
+    from noisyfeedback.lab.papers import louche2015 as lo
 
     def rows(values, fig1a_uma, fig1a_perceptron=(0.1, 0.3, 0.6)):
         out = [{"part": "table1", "dataset": "Letter Recognition", "run": 0, "learner": k, "error": v,
@@ -150,7 +150,7 @@ def test_louche2015_registered_claims_hold_and_fail():
 
 
 def test_dekel2009_registered_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import dekel2009 as de
+    from noisyfeedback.lab.papers import dekel2009 as de
 
     def fake(ratio_ets, ratio_sgd):
         return pd.DataFrame([{"problem": f"p{p}", "split": s, "assignment": "random", "k": k, "flipped": k / 100,
@@ -168,7 +168,7 @@ def test_dekel2009_registered_claims_hold_and_fail():
 
 
 def test_moroshko_registered_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import moroshko as mo
+    from noisyfeedback.lab.papers import moroshko as mo
 
     def budget(scaling_gain: float, over: float):
         return pd.DataFrame([{"schedule": sched, "B": B, "rule": rule, "strategy": s,
@@ -200,7 +200,7 @@ def test_moroshko_registered_claims_hold_and_fail():
 
 
 def test_open_bandit_registered_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import open_bandit as ob
+    from noisyfeedback.lab.papers import open_bandit as ob
 
     def results(good: bool):
         est = pd.DataFrame([{"campaign": c, "estimator": e, "relative error": 0.1 + 0.01 * k,
@@ -260,7 +260,7 @@ def test_batra2021_recommend_claims_hold_and_fail():
 
 
 def test_louche2015_recommend_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import louche2015 as lo
+    from noisyfeedback.lab.papers import louche2015 as lo
 
     def rows(ours: float):
         out = []
@@ -284,7 +284,7 @@ def test_louche2015_recommend_claims_hold_and_fail():
 
 
 def test_moroshko_recommend_claims_hold_and_fail():
-    from noisyfeedback.experiments.papers import moroshko as mo
+    from noisyfeedback.lab.papers import moroshko as mo
 
     def results(known: float, unknown: float):
         settings = [{"setting": "synthetic, M = 5", "figure": "Figure 2"}]

@@ -1,5 +1,6 @@
 """``reproduce all --quick`` killed with SIGKILL in the middle, then rerun: it says which tasks were already
-done and ends with the same numbers as an uninterrupted run (every recipe's results tables and claims, and
+done and ends with the same numbers as an uninterrupted run, whose numbers are those stored in
+tests/data/reproduce_all_numbers.json (every recipe's results tables and claims, and
 the index's claims summaries). Every recipe runs the shrunk plan of its own test (the example: a smaller
 sweep), so the whole check costs about three tiny ``all`` runs."""
 
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from recipe_resume import all_killed_then_resumed, assert_same_numbers, restore_recipes, small_recipes
+from recipe_resume import (all_killed_then_resumed, assert_numbers_as_stored, assert_same_numbers, restore_recipes,
+                           small_recipes)
 from test_agarwal2021 import SMALL as AGARWAL
 from test_batra2021 import TEST_PLAN as BATRA
 from test_dekel2009 import TEST_PLAN as DEKEL
@@ -15,8 +17,8 @@ from test_louche2015 import TEST_PLAN as LOUCHE
 from test_moroshko import TEST_PLAN as MOROSHKO
 from test_open_bandit import TEST_PLAN as OPEN_BANDIT
 
-from noisyfeedback.experiments import recipes as rec
-from noisyfeedback.experiments.papers import batra2021, louche2015, moroshko
+from noisyfeedback.lab import recipes as rec
+from noisyfeedback.lab.papers import batra2021, louche2015, moroshko
 
 
 def _plans() -> dict:
@@ -44,7 +46,7 @@ _SECONDS = re.compile(r"\d+\.\d s")
 
 
 def test_reproduce_all_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(tmp_path):
-    from noisyfeedback.experiments import reproduce
+    from noisyfeedback.lab import reproduce
 
     plans = _plans()
     saved = small_recipes(plans, PATCHES)
@@ -53,6 +55,8 @@ def test_reproduce_all_killed_with_sigkill_then_rerun_resumes_and_gives_the_same
         whole = reproduce("all", quick=True, out=tmp_path / "whole", progress=False)
     finally:
         restore_recipes(saved)
+    # the same numbers as the code wrote before the lab moved out of the library (tests/data/)
+    assert_numbers_as_stored(whole)
     n_tasks = sum(1 for _ in (tmp_path / "whole").glob("*/results/**/tasks/*.parquet"))
     index, log = all_killed_then_resumed(plans, PATCHES, tmp_path / "resumed", kill_after=n_tasks // 2)
     assert "already done (resuming)" in log

@@ -8,7 +8,7 @@
 True
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import datasets, feedback, metrics, noise
 from . import ope
@@ -21,7 +21,7 @@ from .learners import CorrectedLogisticRegression, WeightedRLS
 from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
 from .learners import CatalogueEpsilonGreedy, CatalogueSquareCB
 from .catalogue import CandidateRounds, CandidateStream
-from .simulate import Trace, simulate
+from .simulate import Trace, fit_batch, simulate
 
 __all__ = [
     "__version__",
@@ -33,6 +33,7 @@ __all__ = [
     "Learner",
     "load",
     "simulate",
+    "fit_batch",
     "Trace",
     "Perceptron",
     "Banditron",

@@ -15,6 +15,7 @@ Conventions (scikit-learn / river):
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
@@ -36,6 +37,26 @@ def make_rng(seed: int | np.random.SeedSequence | None) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(ss))
 
 
+@dataclass(frozen=True)
+class Tags:
+    """What a learner is, declared on its class (as scikit-learn's estimator tags): every front door
+    (the command line, TOML configs, the service, the catalogue) reads these instead of guessing.
+
+    ``family``: the feedback it is built for — "bandit" (one label shown, right or wrong; the
+    Perceptron, its full-label baseline, too), "diluted" (a set of labels), "label_noise" (labels
+    corrupted by a confusion matrix), "regression" (noisy real-valued targets) or "teachers" (labels
+    from several teachers, some of them evil). ``online``: ``nf.simulate`` runs it round by round
+    (``act``/``learn``, a compiled loop). ``batch``: it is fitted on a whole data set
+    (``fit(X, y)``/``predict``). ``servable``: the decision service can deploy it (``act`` with
+    propensities, learning from rewards).
+    """
+
+    family: str
+    online: bool = False
+    batch: bool = False
+    servable: bool = False
+
+
 class Learner:
     """Base class of every learner.
 
@@ -50,6 +71,8 @@ class Learner:
     _test_params: ClassVar[dict[str, Any]] = {}
     #: which feedback this learner consumes: "label", "bandit", "set", "target"
     feedback_kind: ClassVar[str] = "label"
+    #: what it is (family; online, batch, servable): see :class:`Tags`; every learner declares its own
+    _tags: ClassVar[Tags | None] = None
 
     # ----------------------------------------------------------- parameters
     @classmethod
@@ -182,7 +205,7 @@ class Learner:
             "scalars": scalars,
             "rng_state": rng_state,
         }
-        from . import __version__
+        from ._version import __version__
 
         meta["library_version"] = __version__
         payload = {f"arr__{k}": v for k, v in arrays.items()}
@@ -207,6 +230,7 @@ class EstimatorMixin:
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _learned_state: ClassVar[dict[str, Any]] = {}
+    _tags: ClassVar[Tags | None] = None  # see Tags; every estimator declares its own
     # the learned attributes and ``load`` are those of a Learner
     _learned_attributes = Learner._learned_attributes
     load = classmethod(Learner.load.__func__)

@@ -1,10 +1,12 @@
 """The ``noisyfeedback`` command line: thin — parse, call the library, print with rich.
 
-Commands: ``datasets`` (the catalog), ``simulate`` (one run with a progress bar),
-``run`` (a TOML experiment config: a resumable sweep), ``plot`` (figures from a
-results table), ``reproduce`` (a paper's experiments and report) and ``demo``
-(a Markdown + HTML report built from a list of demo parts: the bandit baselines,
-then every paper recipe in quick mode).
+Commands: ``datasets`` (the catalog), ``simulate`` (one run with a progress bar), and the
+lab's commands, whose work :mod:`noisyfeedback.lab` does (imported when they run): ``run`` (a
+TOML experiment config: a resumable sweep), ``plot`` (figures from a results table),
+``reproduce`` (a paper's experiments and report) and ``demo`` (a Markdown + HTML report built
+from :data:`noisyfeedback.lab.commands.DEMO_PARTS`). The service's commands (``serve``,
+``keys``, ``export-log``) come from :mod:`noisyfeedback.service.cli`. This module is the top of
+the package: nothing in it is imported by the library, the service or the lab.
 
 Learners and feedback channels are looked up in the package's one registry,
 :mod:`noisyfeedback.registry` (a new learner there is a new learner here). A class's
@@ -20,15 +22,11 @@ flipped); both are scored on held-out rows against the clean labels.
 
 from __future__ import annotations
 
-import ast
 import re
-import inspect
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -49,9 +47,10 @@ from rich.table import Table
 import noisyfeedback as nf
 
 from . import registry
+from .registry import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 from ._io import atomic_write_text, dumps
 
-__all__ = ["app", "DEFAULT_FEEDBACK", "REGRESSION_DATASETS", "DEMO_PARTS", "DEMO_DATASETS"]
+__all__ = ["app", "DEFAULT_FEEDBACK", "COMMON_DEFAULTS"]
 
 # ------------------------------------------------------------- registry
 # Learners and channels come from the package's one registry, :mod:`noisyfeedback.registry`, by
@@ -63,8 +62,8 @@ DEFAULT_FEEDBACK = {"label": "FullLabel", "bandit": "NoisyBandit", "set": "Dilut
 #: parameters set by the common flags (never taken from a learner's --param for the channel)
 _COMMON = ("gamma", "rho0", "rho1")
 
-#: regression streams (float targets, for NLMS/ORS) by name: functions of :mod:`noisyfeedback.datasets`
-REGRESSION_DATASETS = ("ors_synthetic", "channel_equalization", "speech_substitute")
+#: the values of the common flags when they are not given (to the learners and channels that take them)
+COMMON_DEFAULTS = {"gamma": 0.1, "rho0": 0.2, "rho1": 0.4}
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -99,59 +98,8 @@ def _user_errors() -> Iterator[None]:
 
 
 # --------------------------------------------------------------- building
-def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """``["gamma=0.05", "seed=3", "scaling=opt"]`` -> {"gamma": 0.05, "seed": 3, "scaling": "opt"}.
-
-    >>> parse_params(["gamma=0.05", "diag=true", "name=opt", "m=3"])
-    {'gamma': 0.05, 'diag': True, 'name': 'opt', 'm': 3}
-    """
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key.isidentifier():
-            raise CLIError(f"{flag} takes NAME=VALUE (e.g. {flag} gamma=0.05); got {item!r}.")
-        raw = raw.strip()
-        words = {"true": True, "false": False, "none": None, "null": None}
-        if raw.lower() in words:
-            out[key] = words[raw.lower()]
-            continue
-        try:
-            out[key] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            out[key] = raw
-    return out
-
-
-def _signature(factory: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:
-    """(named keyword parameters, accepts **kwargs) of a class or factory."""
-    sig = inspect.signature(factory)
-    params = {
-        n: p for n, p in sig.parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
-    return params, any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-
-
-def _build(kind: str, name: str, factory, common: dict[str, Any], explicit: dict[str, Any], fixed: dict[str, Any]):
-    """Call ``factory(**fixed, **accepted common flags, **explicit)``, checking names first."""
-    params, var_kw = _signature(factory)
-    unknown = [k for k in explicit if (k not in params and not var_kw) or k in fixed]
-    if unknown:
-        accepted = [p for p in params if p not in fixed] or ["(none)"]
-        raise CLIError(
-            f"{kind} {name!r} has no parameter {unknown[0]!r}; its parameters are: {', '.join(accepted)}."
-        )
-    kwargs = dict(fixed)
-    kwargs.update({k: v for k, v in common.items() if k in params and v is not None})
-    kwargs.update(explicit)
-    missing = [n for n, p in params.items() if p.default is p.empty and n not in kwargs]
-    if missing:
-        flag = "--param" if kind == "learner" else "--feedback-param"
-        raise CLIError(f"{kind} {name!r} needs {', '.join(missing)}: pass {flag} {missing[0]}=VALUE.")
-    return factory(**kwargs)
-
-
+# Names become learners, channels and datasets through the catalogue (:mod:`noisyfeedback.registry`);
+# what a learner is (online, batch, teachers) its class declares (:class:`noisyfeedback.base.Tags`).
 def learner_class(name: str) -> type:
     """The registered learner class called ``name`` (see :func:`noisyfeedback.registry.resolve_learner`)."""
     try:
@@ -161,7 +109,7 @@ def learner_class(name: str) -> type:
 
 
 def channel_class(name: str) -> type:
-    """The registered feedback channel class called ``name``."""
+    """The registered feedback channel class called ``name`` (aliases such as ``bandit`` included)."""
     try:
         return registry.resolve_channel(name)
     except ValueError as exc:
@@ -169,79 +117,111 @@ def channel_class(name: str) -> type:
 
 
 def learner_role(cls: type) -> str:
-    """How ``simulate`` runs a learner class: 'online', 'regression', 'teachers' or 'batch'."""
-    if getattr(cls, "feedback_kind", None) == "target":
-        return "regression"
-    if hasattr(cls, "_simulate_chunk"):
-        return "online"
-    fit = getattr(cls, "fit", None)
-    if fit is not None and "teachers" in inspect.signature(fit).parameters:
-        return "teachers"
-    return "batch"
+    """How ``simulate`` runs a learner class, from its tags: 'online', 'regression', 'teachers' or 'batch'."""
+    tags = registry.learner_tags(cls)
+    if tags.online:
+        return "regression" if tags.family == "regression" else "online"
+    return "teachers" if tags.family == "teachers" else "batch"
+
+
+def _with_common(names: list[str], common: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` plus the common flags (--gamma, --rho0, --rho1) that the parameters ``names`` include."""
+    return {**{k: v for k, v in common.items() if k in names and v is not None}, **params}
 
 
 def build_learner(name: str, n_classes: int | None, common: dict[str, Any], params: dict[str, Any]):
     """A registered learner: ``cls(n_classes=..., **accepted common flags, **params)``."""
     cls = learner_class(name)
-    fixed = {"n_classes": n_classes} if "n_classes" in _signature(cls)[0] else {}
-    return _build("learner", cls.__name__, cls, common, params, fixed)
+    params = _with_common(registry.learner_params(cls), common, params)
+    try:
+        return registry.build_learner(cls, n_classes, **params)
+    except ValueError as exc:
+        if "has no parameter" in str(exc):
+            raise CLIError(str(exc)) from None
+        if " needs " in str(exc):
+            raise CLIError(f"{str(exc).rstrip('.')}: pass --param NAME=VALUE.") from None
+        raise
 
 
-def _symmetric_confusion(rate: float, n_classes: int) -> np.ndarray:
-    """C with 1 − rate on the diagonal and rate/(K − 1) elsewhere (uniform label noise)."""
-    C = np.full((n_classes, n_classes), rate / max(n_classes - 1, 1))
-    np.fill_diagonal(C, 1.0 - rate)
-    return C
+def default_feedback(learner_cls: type) -> str:
+    """The channel ``simulate`` uses when --feedback is not given: ConfusionNoise for a label-noise
+    learner, else the one giving the learner's ``feedback_kind`` (:data:`DEFAULT_FEEDBACK`)."""
+    if learner_role(learner_cls) == "batch":
+        return "ConfusionNoise"
+    kind = getattr(learner_cls, "feedback_kind", "label")
+    if kind not in DEFAULT_FEEDBACK:
+        raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
+    return DEFAULT_FEEDBACK[kind]
 
 
 def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], learner_params: dict[str, Any],
                    params: dict[str, Any], n_classes: int | None = None):
-    """A registered channel; by default the one matching the learner's ``feedback_kind``.
+    """A registered channel; by default the one matching the learner (:func:`default_feedback`).
 
     Parameters the channel shares with the learner (e.g. ``m`` of MC-DBF and ``Diluted``) are
     passed on from the learner's --param values. ``ConfusionNoise``'s ``C`` may be a number:
-    the uniform noise rate of a symmetric C over the dataset's classes.
+    the uniform noise rate of a symmetric C over the dataset's classes (or give ``noise``).
     """
-    if name is None:
-        kind = getattr(learner_cls, "feedback_kind", "label")
-        if learner_role(learner_cls) == "batch":
-            name = "ConfusionNoise"
-        elif kind in DEFAULT_FEEDBACK:
-            name = DEFAULT_FEEDBACK[kind]
-        else:
-            raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
-    cls = channel_class(name)
+    cls = channel_class(name if name is not None else default_feedback(learner_cls))
     wanted = getattr(learner_cls, "feedback_kind", None)
     if wanted is not None and cls.kind != wanted:
         fits = [n for n, c in registry.channel_classes().items() if c.kind == wanted]
         raise CLIError(f"{learner_cls.__name__} learns from {wanted!r} feedback, which {cls.__name__} does not "
                        f"give; use --feedback {' or '.join(fits) or '(none registered)'}.")
-    fparams, _ = _signature(cls)
+    fparams = list(registry.channel_params(cls))
     shared = {k: v for k, v in learner_params.items() if k in fparams and k not in _COMMON and k not in params}
-    params = {**shared, **params}
-    if isinstance(params.get("C"), (int, float)) and not isinstance(params.get("C"), bool) and n_classes:
-        params["C"] = _symmetric_confusion(float(params["C"]), n_classes)
-    return _build("feedback", cls.__name__, cls, common, params, {})
+    params = _with_common(fparams, common, {**shared, **params})
+    try:
+        return registry.build_channel(cls, n_classes, **params)
+    except ValueError as exc:
+        if "needs" in str(exc) and "ConfusionNoise" not in str(exc):
+            raise CLIError(f"{exc} Pass --feedback-param NAME=VALUE.") from None
+        if "has no parameter" in str(exc):
+            raise CLIError(str(exc)) from None
+        if "give exactly one of C" in str(exc):
+            raise CLIError(f"{exc} Pass --feedback-param noise=RATE (e.g. -F noise=0.2) or C=RATE.") from None
+        raise
+
+
+def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str, Any]) -> None:
+    """Refuse a flag that the learner (and its channel) does not take, instead of ignoring it.
+
+    ``given``: the flags the user set (``None``: not given): the common ``gamma``, ``rho0``, ``rho1``
+    go to the learner or the channel that takes them; ``rounds`` to online learners; ``teachers``,
+    ``evil`` to teacher learners; ``test_fraction`` to batch and teacher learners."""
+    takes = set(registry.learner_params(cls)) | (set(registry.channel_params(channel_cls)) if channel_cls else set())
+    for flag in _COMMON:
+        if given.get(flag) is not None and flag not in takes:
+            under = f" nor {channel_cls.__name__}" if channel_cls is not None else ""
+            raise CLIError(f"--{flag} does not apply to {cls.__name__}{under} (no parameter {flag!r}); "
+                           f"{cls.__name__} takes: {', '.join(p for p in registry.learner_params(cls) if p != 'n_classes')}.")
+    roles = {"rounds": ("online", "regression"), "teachers": ("teachers",), "evil": ("teachers",),
+             "test_fraction": ("batch", "teachers")}
+    for flag, where in roles.items():
+        if given.get(flag) is not None and role not in where:
+            what = {"online": "an online learner (--rounds)", "regression": "an online learner (--rounds)",
+                    "batch": "a batch learner (--test-fraction)",
+                    "teachers": "a teacher learner (--teachers, --evil, --test-fraction)"}[role]
+            raise CLIError(f"--{flag.replace('_', '-')} does not apply to {cls.__name__}, {what}.")
 
 
 def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = None, normalize: bool = False,
                  n_samples: int | None = None, data_seed: int | None = None):
-    """(X, y) through ``nf.datasets.load`` (or a regression stream of :data:`REGRESSION_DATASETS`);
+    """(X, y) of a catalogue dataset (:func:`noisyfeedback.registry.load_dataset`) or a data file;
     ``n_samples``/``data_seed`` go to generated sets only."""
     extra: dict[str, Any] = {}
     if n_samples is not None:
         extra["n_samples"] = n_samples
     if data_seed is not None:
         extra["seed"] = data_seed
-    stream = {registry.key(n): n for n in REGRESSION_DATASETS}.get(registry.key(name))
-    if stream is not None:
-        X, y = getattr(nf.datasets, stream)(**extra)
-        return (nf.datasets.normalize_rows(X) if normalize else X), y
     if extra:
-        kinds = {str(e["name"]).lower(): e.get("kind") for e in nf.datasets.catalog(data_dir)}
-        if kinds.get(name.strip().lower()) not in (None, "generated"):
+        try:
+            kind = registry.dataset_info(name, data_dir)["kind"]
+        except ValueError:
+            kind = None  # a path, or an unknown name (load says which)
+        if kind not in (None, "generated"):
             raise CLIError(f"--n-samples and --data-seed apply to generated datasets only, not {name!r}.")
-    return nf.datasets.load(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
+    return registry.load_dataset(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
 
 
 def n_classes_of(y) -> int:
@@ -349,38 +329,42 @@ def datasets(
 def simulate(
     learner: Annotated[str, typer.Option("--learner", "-l", help=f"Learner: {', '.join(registry.LEARNERS)}.",
                                          autocompletion=_complete(registry.LEARNERS))],
-    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`; regression "
-                                         f"streams: {', '.join(REGRESSION_DATASETS)}).")],
+    dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`: generated, "
+                                         "bundled, file-based and the regression streams) or a data file.")],
     feedback: Annotated[Optional[str], typer.Option(
-        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (default: the one matching the "
+        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (or {', '.join(registry.CHANNEL_ALIASES)}; "
+        "default: the one matching the "
         "learner: FullLabel for the Perceptron and MC-SLP, NoisyBandit for bandit learners, Diluted for MC-DBF, "
         "GaussianNoise for NLMS/ORS, ConfusionNoise for UMA; ConfusionNoise takes C as a matrix or as a uniform "
         "noise rate, e.g. --feedback-param C=0.3).",
-        autocompletion=_complete(registry.CHANNELS))] = None,
+        autocompletion=_complete(registry.channel_names()))] = None,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
     split: Annotated[str, typer.Option(help="Dataset split for file-based datasets.")] = "train",
     normalize: Annotated[bool, typer.Option("--normalize/--no-normalize", help="Scale rows to unit L2 norm.")] = False,
     n_samples: Annotated[Optional[int], typer.Option(
         "--n-samples", min=1, help="Rows to generate (generated datasets only; default: the generator's).")] = None,
     data_seed: Annotated[Optional[int], typer.Option(help="Seed of generated datasets (default: the generator's, 0).")] = None,
-    gamma: Annotated[float, typer.Option(help="Exploration rate γ (learners that explore).")] = 0.1,
-    rho0: Annotated[float, typer.Option(help="P(feedback 1 | truly 0) of noisy channels "
-                                        "(also given to learners that take rho0).")] = 0.2,
-    rho1: Annotated[float, typer.Option(help="P(feedback 0 | truly 1) of noisy channels.")] = 0.4,
+    gamma: Annotated[Optional[float], typer.Option(help="Exploration rate γ of the learners that take one "
+                                                   "(default 0.1; refused for a learner without γ).")] = None,
+    rho0: Annotated[Optional[float], typer.Option(help="P(feedback 1 | truly 0) of noisy channels (also given to "
+                                                  "learners that take rho0; default 0.2).")] = None,
+    rho1: Annotated[Optional[float], typer.Option(help="P(feedback 0 | truly 1) of noisy channels (default 0.4).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(
         "--param", "-p", help="Learner parameter NAME=VALUE (repeatable), e.g. -p gamma=0.05 -p seed=3.")] = None,
     feedback_param: Annotated[Optional[list[str]], typer.Option(
         "--feedback-param", "-F", help="Feedback channel parameter NAME=VALUE (repeatable), e.g. "
         "--feedback-param m=3, -F variance=0.5, -F C=0.3.")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", "-n", min=1, help="Number of rounds (online learners).")] = 100_000,
+    rounds: Annotated[Optional[int], typer.Option("--rounds", "-n", min=1, help="Number of rounds (online learners; "
+                                                  "default 100,000).")] = None,
     seed: Annotated[int, typer.Option(help="Simulation seed (round order, feedback and exploration draws; "
                                       "the held-out split, label noise and teachers of batch learners).")] = 0,
-    teachers: Annotated[int, typer.Option("--teachers", min=1, help="Teacher learners: number of random "
-                                          "teachers labelling the rows.")] = 10,
-    evil: Annotated[float, typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
-                                        "teachers that are evil (flip all their labels).")] = 0.2,
-    test_fraction: Annotated[float, typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
-                                                 "(UMA, teachers): share of rows held out for the error.")] = 0.25,
+    teachers: Annotated[Optional[int], typer.Option("--teachers", min=1, help="Teacher learners: number of random "
+                                                    "teachers labelling the rows (default 10).")] = None,
+    evil: Annotated[Optional[float], typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
+                                                  "teachers that are evil (flip all their labels; default 0.2).")] = None,
+    test_fraction: Annotated[Optional[float], typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
+                                                           "(UMA, teachers): share of rows held out for the error "
+                                                           "(default 0.25).")] = None,
     save_trace: Annotated[Optional[Path], typer.Option(help="Write the trace (or result) as JSON to this path.")] = None,
 ) -> None:
     """Simulate one learner on one dataset under one feedback channel and print its error (or MSE).
@@ -391,16 +375,26 @@ def simulate(
     --evil flip all their labels; both print the error on held-out rows against the clean labels.
     """
     t0 = time.perf_counter()
-    common = {"gamma": gamma, "rho0": rho0, "rho1": rho1}
+    given = {"gamma": gamma, "rho0": rho0, "rho1": rho1, "rounds": rounds, "teachers": teachers, "evil": evil,
+             "test_fraction": test_fraction}
+    common = {k: (given[k] if given[k] is not None else COMMON_DEFAULTS[k]) for k in _COMMON}
+    rounds = 100_000 if rounds is None else rounds
+    teachers = 10 if teachers is None else teachers
+    evil = 0.2 if evil is None else evil
+    test_fraction = 0.25 if test_fraction is None else test_fraction
     with _user_errors():
         lparams = parse_params(param, "--param")
         fparams = parse_params(feedback_param, "--feedback-param")
         cls = learner_class(learner)
         role = learner_role(cls)
-        if feedback is not None:
-            channel_class(feedback)
         if role == "teachers" and feedback is not None:
             raise CLIError(f"{cls.__name__} learns from teachers' labels: use --teachers and --evil, not --feedback.")
+        if role == "teachers" and feedback_param:
+            raise CLIError(f"{cls.__name__} learns from teachers' labels: it has no feedback channel to take "
+                           "--feedback-param.")
+        channel_cls = None if role == "teachers" else channel_class(
+            feedback if feedback is not None else default_feedback(cls))
+        check_flags(cls, role, channel_cls, given)
         X, y = load_dataset(dataset, split=split, data_dir=data_dir, normalize=normalize,
                             n_samples=n_samples, data_seed=data_seed)
         K = None if role == "regression" else n_classes_of(y)
@@ -408,7 +402,7 @@ def simulate(
             raise CLIError(f"{cls.__name__} is a binary learner; {dataset!r} has {K} classes "
                            "(choose a 2-class dataset, e.g. breast_cancer or rcv1).")
         channel = None if role == "teachers" else build_feedback(feedback, cls, common, lparams, fparams, K)
-        if role == "batch" and "confusion" in _signature(cls)[0] and "confusion" not in lparams \
+        if role == "batch" and "confusion" in registry.learner_params(cls) and "confusion" not in lparams \
                 and hasattr(channel, "C"):
             lparams["confusion"] = channel.C  # UMA corrects the noise the channel adds (known C)
         model = build_learner(learner, K, common, lparams)
@@ -435,8 +429,8 @@ def simulate(
             console.print(f"speed       {trace.rounds_per_second:,.0f} rounds/s  (loop {trace.wall_time:.3f} s; "
                           f"wall {total:.2f} s with data loading and compilation)")
         else:
-            record = fit_batch(model, X, y, channel, role, seed=seed, teachers=teachers, evil=evil,
-                               test_fraction=test_fraction)
+            record = nf.fit_batch(model, X, y, channel, seed=seed, teachers=teachers, evil=evil,
+                                  test_fraction=test_fraction)
             console.print(f"test error  [bold cyan]{record['error_rate']:.4f}[/]  (against the clean labels of "
                           f"{record['n_test']:,} held-out rows; {record['label_noise']:.1%} of the training "
                           f"labels were wrong; fit {record['wall_time']:.2f} s)")
@@ -452,194 +446,23 @@ def _short_repr(obj: Any) -> str:
     return re.sub(r"array\(\[.*?\]\)(?=[,)])", "array(...)", repr(obj), flags=re.S)
 
 
-def fit_batch(model, X, y, channel, role: str, *, seed: int, teachers: int = 10, evil: float = 0.2,
-              test_fraction: float = 0.25) -> dict[str, Any]:
-    """Fit a batch learner on corrupted training labels and score it on held-out rows (clean labels).
-
-    ``role`` 'batch' (UMA): the training labels are ``channel.respond(y)`` (e.g. ConfusionNoise);
-    'teachers': labels y ∈ {−1, +1} from ``teachers`` random teachers, ``round(evil · teachers)`` of
-    them flipping all their labels (Dekel & Shamir's protocol). One seed draws the split, the noise
-    and the teachers (independent streams of ``SeedSequence(seed)``).
-    """
-    s_split, s_noise, s_teachers = np.random.SeedSequence(seed).spawn(3)
-    n = X.shape[0]
-    perm = np.random.Generator(np.random.PCG64(s_split)).permutation(n)
-    n_test = max(1, int(round(test_fraction * n)))
-    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
-    if train.size == 0:
-        raise CLIError(f"no training rows left with --test-fraction {test_fraction}.")
-    y = np.asarray(y)
-    record: dict[str, Any] = {"learner": repr(model), "seed": seed, "n_train": int(train.size),
-                              "n_test": int(test.size)}
-    t0 = time.perf_counter()
-    if role == "teachers":
-        from .datasets.teachers import flip_evil, random_teachers
-
-        y_pm = np.where(y == y.max(), 1, -1).astype(np.int64)
-        tid = random_teachers(train.size, teachers, seed=s_teachers)
-        n_evil = int(round(evil * teachers))
-        noisy, evil_ids = flip_evil(y_pm[train], tid, n_evil=n_evil, seed=s_noise)
-        model.fit(X[train], noisy, teachers=tid)
-        clean = y_pm
-        record.update(feedback=f"{teachers} random teachers, {n_evil} evil", evil_teachers=evil_ids)
-    else:
-        noisy = channel.respond(y[train], rng=np.random.Generator(np.random.PCG64(s_noise)))
-        model.fit(X[train], noisy)
-        clean = y
-        record["feedback"] = repr(channel)
-    record["wall_time"] = time.perf_counter() - t0
-    record["label_noise"] = float(np.mean(noisy != clean[train]))
-    record["error_rate"] = float(np.mean(model.predict(X[test]) != clean[test]))
-    return record
+# ------------------------------------------------------ the lab's commands
+# demo, run, plot and reproduce run studies and write reports: their work is done by the lab
+# (:mod:`noisyfeedback.lab.commands`), imported when one of them runs.
+_LAB_EXTRA = ("matplotlib", "pydantic", "joblib", "dask")
 
 
-# ------------------------------------------------------------------ demo
-@dataclass
-class DemoDataset:
-    """A dataset of the demo: a loader returning (X, y) and per-dataset hyperparameters."""
-
-    name: str
-    load: Callable[[], tuple]
-    gamma: float = 0.05
-    note: str = ""
-
-
-class Unavailable(Exception):
-    """Raised by a demo loader whose dataset cannot be had here (the demo skips it, saying why)."""
-
-
-def _load_digits():
-    return nf.datasets.load("digits", normalize=True)
-
-
-#: datasets of the demo's bandit part, in order; add entries to extend it
-DEMO_DATASETS: list[DemoDataset] = [
-    DemoDataset("synsep", lambda: nf.datasets.synsep(n_samples=20_000, seed=0), gamma=0.05,
-                note="SynSep (Kakade et al. 2008): 20,000 generated examples, d = 400, K = 9, linearly separable."),
-    DemoDataset("digits", _load_digits, gamma=0.1,
-                note="scikit-learn digits (UCI optdigits 8×8): 1,797 examples, d = 64, K = 10, rows scaled to "
-                     "unit L2 norm; the 200,000 rounds are ~110 passes over it."),
-]
-
-
-@dataclass
-class DemoContext:
-    """What a demo part gets: the budget, the seeds, a progress bar and a console."""
-
-    rounds: int
-    seeds: list[int]
-    progress: Progress
-    console: Console
-    data_dir: Path | None = None
-    notes: list[str] = field(default_factory=list)
-    out: Path = Path("noisyfeedback-report")
-
-    def run_many(self, description: str, runs: list[tuple[str, Callable[[], Any], Callable[[], Any]]], X, y):
-        """Simulate every (label, make_learner, make_feedback) for every seed; return the Traces and labels."""
-        task = self.progress.add_task(description, total=len(runs) * len(self.seeds) * self.rounds)
-        traces, labels = [], []
-        for label, make_learner, make_feedback in runs:
-            for seed in self.seeds:
-                traces.append(run_simulation(make_learner(), X, y, make_feedback(), self.rounds, seed,
-                                             self.progress, task))
-                labels.append(label)
-        return traces, labels
-
-
-def _summary_table(frame) -> "Any":
-    """Final error rate, mean ± std over seeds, per label (order kept)."""
-    import pandas as pd
-
-    rows = []
-    for label, g in frame.groupby("label", sort=False):
-        e = g["error_rate"].to_numpy()
-        rows.append({
-            "configuration": label,
-            "seeds": len(e),
-            "rounds": int(g["n_rounds"].iloc[0]),
-            "final error (mean ± std)": f"{e.mean():.4f} ± {e.std(ddof=1) if len(e) > 1 else 0.0:.4f}",
-            "min": f"{e.min():.4f}",
-            "max": f"{e.max():.4f}",
-            "rounds/s": float((g["n_rounds"] / g["wall_time"]).median()),
-        })
-    table = pd.DataFrame(rows)
-    table["rounds/s"] = table["rounds/s"].map(lambda v: f"{v:,.0f}")
-    return table
-
-
-def demo_bandit_baselines(ctx: DemoContext) -> list:
-    """Perceptron (full labels) vs Banditron (clean bandit) vs Banditron under NoisyBandit(0.2, 0.4)."""
-    from .plots import learning_curves, traces_to_frame
-    from .report import Section
-
-    sections = []
-    for ds in DEMO_DATASETS:
-        try:
-            X, y = ds.load()
-        except Unavailable as exc:
-            ctx.notes.append(f"Dataset {ds.name} skipped: {exc}.")
-            continue
-        K = n_classes_of(y)
-        g = ds.gamma
-        runs = [
-            ("Perceptron, full labels", lambda: nf.Perceptron(K), nf.feedback.FullLabel),
-            (f"Banditron γ={g}, clean bandit", lambda: nf.Banditron(K, gamma=g), lambda: nf.feedback.NoisyBandit(0, 0)),
-            (f"Banditron γ={g}, NoisyBandit(0.2,0.4)", lambda: nf.Banditron(K, gamma=g),
-             lambda: nf.feedback.NoisyBandit(0.2, 0.4)),
-        ]
-        traces, labels = ctx.run_many(f"{ds.name}: bandit baselines", runs, X, y)
-        frame = traces_to_frame(traces, labels)
-        fig = learning_curves(frame, title=f"{ds.name}: cumulative online error rate "
-                              f"(mean and min–max over {len(ctx.seeds)} seeds)")
-        sections.append(Section(
-            heading=f"Bandit baselines on {ds.name}",
-            text=[
-                ds.note,
-                f"Each configuration runs {ctx.rounds:,} rounds (passes over the data, each in a fresh "
-                f"seeded order) for seeds {', '.join(map(str, ctx.seeds))}. The error rate counts the "
-                "greedy prediction against the **true** label, before the update.",
-                f"Banditron's exploration rate γ = {g} is fixed here, not tuned. "
-                "Expected: the Perceptron, seeing full labels, errs least; the Banditron pays for "
-                "exploration with clean bandit feedback (a fraction γ·(K−1)/K of its rounds plays a random non-greedy label), and degrades "
-                "badly when its feedback is flipped with ρ0 = 0.2, ρ1 = 0.4, because it treats the noisy "
-                "feedback as clean (the noise-corrected RCNBF is the fix).",
-            ],
-            figures={f"{ds.name} learning curves (log-log)": fig},
-            tables={f"{ds.name}: final online error rate": _summary_table(frame)},
-        ))
-    return sections
-
-
-def demo_reproductions(ctx: DemoContext) -> list:
-    """Every registered paper recipe in quick mode, each into ``<out>/reproduce/<name>/``, linked."""
-    from .experiments import recipe_names, reproduce
-    from .report import Section
-
-    names = [n for n in recipe_names() if n != "example"]
-    lines = []
-    for name in names:
-        t0 = time.perf_counter()
-        try:
-            path = reproduce(name, quick=True, data_dir=ctx.data_dir, out=ctx.out / "reproduce" / name,
-                             jobs=2, progress=ctx.progress)  # results do not depend on the backend
-        except Exception as exc:  # the demo goes on; the report says what failed
-            lines.append(f"`{name}`: failed ({type(exc).__name__}: {exc}).")
-            ctx.notes.append(f"Recipe {name} failed: {type(exc).__name__}: {exc}")
-            continue
-        rel = os.path.relpath(path, ctx.out).replace(os.sep, "/")
-        lines.append(f"[{name}]({rel}) — quick mode, {time.perf_counter() - t0:.0f} s.")
-    if not lines:
-        return []
-    return [Section(heading="Paper reproductions (quick mode)", text=[
-        "Each paper's recipe, reduced to generated or bundled data (`noisyfeedback reproduce NAME --quick`); "
-        "the full versions take `--data-dir` with the papers' data sets. Reports:"] + lines)]
-
-
-#: the demo's parts, in report order: (name, function(ctx) -> list of report Sections); append to extend
-DEMO_PARTS: list[tuple[str, Callable[[DemoContext], list]]] = [
-    ("bandit-baselines", demo_bandit_baselines),
-    ("reproductions", demo_reproductions),
-]
+@contextmanager
+def _lab_extra(command: str) -> Iterator[None]:
+    """The lab's commands without the lab's extra installed: one line saying what to install."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in _LAB_EXTRA:
+            err_console.print(f"[bold red]Error:[/] [red]`noisyfeedback {command}` runs in the lab, which needs "
+                              f"{exc.name.split('.')[0]}: pip install 'noisyfeedback\\[lab]'.[/]", soft_wrap=True)
+            raise typer.Exit(2) from None
+        raise
 
 
 @app.command()
@@ -649,33 +472,15 @@ def demo(
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Seeds per configuration (0, 1, ...).")] = 3,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
     parts: Annotated[Optional[list[str]], typer.Option("--part", help="Run only these demo parts "
-                                                       "(repeatable): " + ", ".join(n for n, _ in DEMO_PARTS))] = None,
+                                                       "(repeatable): bandit-baselines, reproductions.")] = None,
 ) -> None:
     """Run the built-in demo and write a Markdown + HTML report (learning curves, error tables)."""
-    from .report import Section, write_report
+    with _lab_extra("demo"):
+        from .lab import commands
 
     t0 = time.perf_counter()
     with _user_errors():
-        sections = []
-        with _progress() as progress:
-            ctx = DemoContext(rounds=rounds, seeds=list(range(seeds)), progress=progress, console=console,
-                              data_dir=data_dir, out=out)
-            known = [n for n, _ in DEMO_PARTS]
-            unknown = sorted(set(parts or []) - set(known))
-            if unknown:
-                raise CLIError(f"unknown demo part(s) {unknown}; choose from {known}.")
-            for name, part in DEMO_PARTS:
-                if parts is None or name in parts:
-                    sections.extend(part(ctx))
-        elapsed = time.perf_counter() - t0
-        about = [
-            f"Generated by `noisyfeedback demo --rounds {rounds} --seeds {seeds}` in {elapsed:.1f} s "
-            f"(noisyfeedback {nf.__version__}, numpy {np.__version__}).",
-        ] + ctx.notes
-        sections.append(Section(heading="About this report", text=about))
-        path = write_report(out, "noisyfeedback demo", sections,
-                            intro="Online multiclass learning from imperfect feedback: learning curves and "
-                                  "final error rates of the built-in demo.")
+        path, sections, notes = commands.demo(out, rounds, seeds, data_dir, parts, _progress(), console)
     for sec in sections:
         for caption, table in (sec.tables.items() if isinstance(sec.tables, dict) else []):
             t = Table(title=caption, title_justify="left")
@@ -684,13 +489,12 @@ def demo(
             for row in table.itertuples(index=False):
                 t.add_row(*(escape(f"{v:.4f}" if isinstance(v, float) else str(v)) for v in row))
             console.print(t)
-    for note in ctx.notes:
+    for note in notes:
         console.print(f"[yellow]{escape(note)}[/]")
     console.print(f"Report written to [bold]{escape(str(path.resolve()))}[/] "
                   f"(and index.md) in {time.perf_counter() - t0:.1f} s.", soft_wrap=True)
 
 
-# ------------------------------------------------------------ experiments
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="Experiment config (TOML).", exists=True, dir_okay=False)],
@@ -702,7 +506,9 @@ def run(
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", "-d", help="Folder with dataset files.")] = None,
 ) -> None:
     """Run a sweep from a TOML config; finished tasks are kept, so a killed run resumes."""
-    from .experiments import run_config
+    with _lab_extra("run"):
+        from .lab.commands import results_table
+        from .lab.runner import run_config
 
     with _user_errors():
         if jobs != 1 and scheduler:
@@ -712,41 +518,14 @@ def run(
     console.print(f"Results written to [bold]{escape(str(path))}[/]", soft_wrap=True)
 
 
-def results_table(path: Path) -> Table:
-    """The numbers of a results table: final error (or MSE) mean ± std, min, max over seeds, per
-    (phase,) dataset, channel, learner and grid value (parameter columns with several values)."""
-    import pandas as pd
-
-    frame = pd.read_parquet(path)
-    keys = [k for k in ("phase", "dataset", "channel", "learner") if k in frame.columns]
-    # grid axes: the parameter columns that take more than one value
-    keys += [c for c in frame.columns if c.split(".")[0] in ("dataset", "channel", "learner") and "." in c
-             and frame[c].astype(str).nunique() > 1]
-    metric = "error_rate" if "error_rate" in frame.columns else None
-    regression = "mse" in frame.columns and frame["mse"].notna().all()
-    table = Table(title=f"{escape(str(path))}: {'MSE' if regression else 'final error rate'} over seeds",
-                  title_justify="left")
-    for k in keys:
-        table.add_column(k, overflow="fold")
-    for col in ("seeds", "rounds", "mean ± std", "min", "max"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for group, g in frame.groupby(keys, sort=False, dropna=False) if keys else [((), frame)]:
-        group = group if isinstance(group, tuple) else (group,)
-        e = g[metric].to_numpy(dtype=float) if metric else np.full(len(g), np.nan)
-        std = e.std(ddof=1) if len(e) > 1 else 0.0
-        rounds = g["n_rounds"].iloc[0] if "n_rounds" in g else None
-        table.add_row(*(escape(str(v)) for v in group), str(len(g)), _fmt(rounds),
-                      f"{e.mean():.4g} ± {std:.2g}", f"{e.min():.4g}", f"{e.max():.4g}")
-    return table
-
-
 @app.command()
 def plot(
     results: Annotated[Path, typer.Argument(help="results.parquet written by `run`.", exists=True)],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the PNG files.")] = None,
 ) -> None:
     """Learning-curve (and parameter-sweep) figures from a results table."""
-    from .experiments import plot_results
+    with _lab_extra("plot"):
+        from .lab.figures import plot_results
 
     with _user_errors():
         paths = plot_results(results, out)
@@ -763,7 +542,8 @@ def reproduce(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.")] = 1,
 ) -> None:
     """Rerun a paper's experiments and write DIR/index.html (and index.md) with its figures and tables."""
-    from .experiments import RecipeError, reproduce as run_recipe
+    with _lab_extra("reproduce"):
+        from .lab.recipes import RecipeError, reproduce as run_recipe
 
     with _user_errors():
         try:

@@ -22,6 +22,8 @@ __all__ = [
     "ConfusionNoise",
     "GaussianNoise",
     "check_confusion_matrix",
+    "symmetric_confusion",
+    "pair_confusion",
 ]
 
 #: kernel codes of the channels (see kernels/channels.py)
@@ -186,6 +188,45 @@ def check_confusion_matrix(C: Any, owner: str = "ConfusionNoise", max_condition:
                 f"The 'C' parameter of {owner} is singular or ill-conditioned: condition number "
                 f"{cond:.3g} exceeds {max_condition:.3g}."
             )
+    return C
+
+
+def symmetric_confusion(n_classes: int, rate: float) -> np.ndarray:
+    """Uniform label noise: C = (1 − rate) on the diagonal and rate / (K − 1) elsewhere (every wrong
+    label equally likely; Louche & Ralaivola 2015's symmetric noise). The library's one builder of it.
+
+    >>> symmetric_confusion(3, 0.3)
+    array([[0.7 , 0.15, 0.15],
+           [0.15, 0.7 , 0.15],
+           [0.15, 0.15, 0.7 ]])
+    """
+    K = int(n_classes)
+    if K < 2:
+        raise ValueError(f"The 'n_classes' parameter of symmetric_confusion must be >= 2. Got {n_classes!r} instead.")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.floating)) or not 0 <= rate <= 1:
+        raise ValueError(f"The 'rate' parameter of symmetric_confusion must be in [0, 1]. Got {rate!r} instead.")
+    C = np.full((K, K), rate / (K - 1))
+    np.fill_diagonal(C, 1.0 - rate)
+    return C
+
+
+def pair_confusion(n_classes: int, rate: float) -> np.ndarray:
+    """Pair flips: class q is reported as q + 1 (mod K) with probability ``rate``, else correctly.
+
+    >>> pair_confusion(3, 0.2)
+    array([[0.8, 0. , 0.2],
+           [0.2, 0.8, 0. ],
+           [0. , 0.2, 0.8]])
+    """
+    K = int(n_classes)
+    if K < 2:
+        raise ValueError(f"The 'n_classes' parameter of pair_confusion must be >= 2. Got {n_classes!r} instead.")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.floating)) or not 0 <= rate <= 1:
+        raise ValueError(f"The 'rate' parameter of pair_confusion must be in [0, 1]. Got {rate!r} instead.")
+    C = np.zeros((K, K))
+    for q in range(K):
+        C[(q + 1) % K, q] = rate
+    np.fill_diagonal(C, 1.0 - rate)
     return C
 
 

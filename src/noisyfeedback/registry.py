@@ -1,17 +1,33 @@
-"""One registry of what the library offers by name: learner classes and feedback channels.
+"""The one catalogue: names -> learners, feedback channels and datasets, for every front door.
 
-Used by :func:`noisyfeedback.load` (only a class listed here may be built from a model file),
-by the command line and by the experiment configs. A new learner is one line in
-:data:`LEARNERS`; names are looked up case-insensitively, ignoring ``-``, ``_`` and spaces.
+The command line, the TOML experiment configs (:mod:`noisyfeedback.lab`), the decision service and
+:func:`noisyfeedback.load` all turn names into objects here, so a name means the same thing
+everywhere: :func:`build_learner`, :func:`build_channel` and :func:`load_dataset` (the datasets'
+own catalogue is :mod:`noisyfeedback.datasets`, with :func:`dataset_info` saying whether a name
+needs files from a data directory). The catalogue owns the aliases (``bandit`` is ``NoisyBandit``
+for every front door; names are looked up case-insensitively, ignoring ``-``, ``_`` and spaces).
+
+What a learner *is* — its family (bandit, diluted, label_noise, regression, teachers), whether it
+runs online, is fitted in batch, can be served — it declares itself, on its class
+(:class:`noisyfeedback.base.Tags`); :func:`learner_tags` reads it. A new learner is one file plus
+one line in :data:`LEARNERS`.
+
+Everything is named by import path and imported on first use, so importing the catalogue imports
+nothing else and any part of the package may use it.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import re
 from typing import Any
 
-__all__ = ["LEARNERS", "CHANNELS", "key", "learner_classes", "resolve_learner", "channel_classes",
-           "resolve_channel", "STREAMS", "resolve_stream"]
+__all__ = ["LEARNERS", "CHANNELS", "CHANNEL_ALIASES", "key", "learner_classes", "resolve_learner",
+           "channel_classes", "resolve_channel", "channel_names", "channel_params", "learner_tags", "learners_where",
+           "learner_params", "build_learner", "build_channel", "dataset_names", "dataset_info", "load_dataset",
+           "parse_params", "STREAMS", "resolve_stream"]
 
 #: class name -> "module:qualname"; the explicit list of classes a model file may name
 LEARNERS: dict[str, str] = {
@@ -52,34 +68,42 @@ CHANNELS: dict[str, str] = {
     "GaussianNoise": "noisyfeedback.feedback:GaussianNoise",
 }
 
+#: short names of the channels, the same for every front door
+CHANNEL_ALIASES: dict[str, str] = {
+    "full": "FullLabel", "label": "FullLabel", "bandit": "NoisyBandit", "confusion": "ConfusionNoise",
+    "gaussian": "GaussianNoise", "dilute": "Diluted",
+}
+
+#: where the datasets' own catalogue is (name -> generator, bundled set or files)
+_DATASETS = "noisyfeedback.datasets"
+
 
 def key(name: str) -> str:
     """The lookup key of a name: lower case, without ``-``, ``_`` and spaces."""
     return re.sub(r"[\s_\-]+", "", str(name)).lower()
 
 
-def _import(target: str) -> type:
-    import importlib
-
+def _import(target: str) -> Any:
     module, _, qualname = target.partition(":")
-    return getattr(importlib.import_module(module), qualname)
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split(".") if qualname else ():
+        obj = getattr(obj, part)
+    return obj
 
 
+# ---------------------------------------------------------------- learners
 def learner_classes() -> dict[str, type]:
     """Every registered learner class, by class name."""
     return {name: _import(target) for name, target in LEARNERS.items()}
 
 
-def channel_classes() -> dict[str, type]:
-    """Every registered feedback channel class, by class name."""
-    return {name: _import(target) for name, target in CHANNELS.items()}
-
-
-def _resolve(table: dict[str, str], name: Any, what: str) -> type:
+def _resolve(table: dict[str, str], name: Any, what: str, aliases: dict[str, str] | None = None) -> type:
     by_key = {key(n): n for n in table}
+    by_key.update({key(a): n for a, n in (aliases or {}).items()})
     found = by_key.get(key(name)) if isinstance(name, str) else None
     if found is None:
-        raise ValueError(f"unknown {what} {name!r}; allowed: {', '.join(table)}.")
+        extra = f" (or {', '.join(aliases)})" if aliases else ""
+        raise ValueError(f"unknown {what} {name!r}; allowed: {', '.join(table)}{extra}.")
     return _import(table[found])
 
 
@@ -101,10 +125,186 @@ def resolve_stream(name: str):
     return _resolve(STREAMS, name, "candidate stream")
 
 
-def resolve_channel(name: str) -> type:
-    """The registered feedback channel called ``name``.
+def learner_tags(learner: Any):
+    """The :class:`~noisyfeedback.base.Tags` a learner class (or instance) declares.
 
-    >>> resolve_channel("noisy_bandit").__name__
-    'NoisyBandit'
+    >>> t = learner_tags(resolve_learner("UMA"))
+    >>> t.family, t.online, t.batch, t.servable
+    ('label_noise', False, True, False)
     """
-    return _resolve(CHANNELS, name, "feedback channel")
+    cls = learner if isinstance(learner, type) else type(learner)
+    tags = getattr(cls, "_tags", None)
+    if tags is None:
+        raise TypeError(f"{cls.__name__} declares no tags: set the class attribute _tags = "
+                        "noisyfeedback.base.Tags(family=..., online=..., batch=..., servable=...).")
+    return tags
+
+
+def learners_where(**conditions: Any) -> list[str]:
+    """The registered learner names whose tags match, e.g. ``learners_where(servable=True)``.
+
+    >>> learners_where(family="regression")
+    ['NLMS', 'ORS', 'WeightedRLS']
+    """
+    out = []
+    for name, cls in learner_classes().items():
+        tags = learner_tags(cls)
+        if all(getattr(tags, k) == v for k, v in conditions.items()):
+            out.append(name)
+    return out
+
+
+def learner_params(cls: type) -> list[str]:
+    """The constructor parameters of a learner class (``n_classes`` included where it takes one)."""
+    getter = getattr(cls, "_get_param_names", None)
+    if getter is not None:
+        return list(getter())
+    return [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
+
+
+def build_learner(name: str | type, n_classes: int | None = None, **params: Any):
+    """A registered learner: ``cls(n_classes=..., **params)``, ``n_classes`` given only to the classes
+    that take it. A parameter the class does not take is refused (ValueError naming those it takes).
+
+    >>> build_learner("banditron", n_classes=3, gamma=0.2)
+    Banditron(n_classes=3, gamma=0.2)
+    >>> build_learner("SquareCB", n_classes=3, gamma=0.2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: learner SquareCB has no parameter 'gamma'; its parameters are: ...
+    """
+    cls = name if isinstance(name, type) else resolve_learner(name)
+    allowed = learner_params(cls)
+    unknown = [k for k in params if k not in allowed or k == "n_classes"]
+    if unknown:
+        shown = [p for p in allowed if p != "n_classes"] or ["(none)"]
+        raise ValueError(f"learner {cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
+                         f"{', '.join(shown)}.")
+    if "n_classes" in allowed and n_classes is not None:
+        params = {"n_classes": int(n_classes), **params}
+    sig = inspect.signature(cls.__init__)
+    missing = [n for n in allowed if n in sig.parameters and n not in params
+               and sig.parameters[n].default is inspect.Parameter.empty]
+    if missing:
+        raise ValueError(f"learner {cls.__name__} needs {', '.join(missing)}.")
+    return cls(**params)
+
+
+# ---------------------------------------------------------------- channels
+def channel_classes() -> dict[str, type]:
+    """Every registered feedback channel class, by class name."""
+    return {name: _import(target) for name, target in CHANNELS.items()}
+
+
+def resolve_channel(name: str) -> type:
+    """The registered feedback channel called ``name`` (or one of :data:`CHANNEL_ALIASES`).
+
+    >>> resolve_channel("noisy_bandit").__name__, resolve_channel("bandit").__name__
+    ('NoisyBandit', 'NoisyBandit')
+    """
+    return _resolve(CHANNELS, name, "feedback channel", CHANNEL_ALIASES)
+
+
+def channel_names() -> dict[str, str]:
+    """Every name a channel answers to (its class name and its aliases) -> its class name."""
+    return {**{n: n for n in CHANNELS}, **CHANNEL_ALIASES}
+
+
+def channel_params(cls: type) -> dict[str, Any]:
+    """The parameters a channel is built with, and their defaults (``inspect.Parameter.empty``: none).
+    ConfusionNoise takes its matrix ``C`` or a symmetric flip rate ``noise`` (exactly one of them)."""
+    if cls.__name__ == "ConfusionNoise":
+        return {"C": None, "noise": None}
+    sig = inspect.signature(cls.__init__)
+    return {n: p.default for n, p in sig.parameters.items() if n != "self"
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def build_channel(name: str | type, n_classes: int | None = None, **params: Any):
+    """A registered feedback channel from its name and parameters (a parameter it does not take is
+    refused). ``ConfusionNoise`` takes a matrix ``C``, or a symmetric flip rate: ``noise=ρ`` or ``C=ρ``
+    (a number), giving :func:`noisyfeedback.feedback.symmetric_confusion` over ``n_classes`` classes.
+
+    >>> build_channel("bandit", rho0=0.1, rho1=0.2)
+    NoisyBandit(rho0=0.1, rho1=0.2)
+    >>> build_channel("confusion", n_classes=3, noise=0.3).C[0]
+    array([0.7 , 0.15, 0.15])
+    """
+    cls = name if isinstance(name, type) else resolve_channel(name)
+    allowed = channel_params(cls)
+    unknown = [k for k in params if k not in allowed]
+    if unknown:
+        raise ValueError(f"feedback {cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
+                         f"{', '.join(allowed) or '(none)'}.")
+    if cls.__name__ != "ConfusionNoise":
+        missing = [n for n, d in allowed.items() if d is inspect.Parameter.empty and n not in params]
+        if missing:
+            raise ValueError(f"feedback {cls.__name__} needs {', '.join(missing)}.")
+        return cls(**params)
+    C, noise = params.get("C"), params.get("noise")
+    if isinstance(C, (int, float)) and not isinstance(C, bool) and noise is None:
+        C, noise = None, C  # a number for C: the uniform noise rate
+    if (C is None) == (noise is None):
+        raise ValueError("The 'C' parameter of ConfusionNoise: give exactly one of C (a K x K matrix) or noise "
+                         "(a symmetric flip rate in [0, 1)).")
+    if C is not None:
+        import numpy as np
+
+        return cls(np.asarray(C, dtype=np.float64))
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
+        raise ValueError(f"The 'noise' parameter of ConfusionNoise must be in [0, 1). Got {noise!r} instead.")
+    if n_classes is None:
+        raise ValueError("ConfusionNoise(noise=...) needs the number of classes")
+    return cls(_import("noisyfeedback.feedback:symmetric_confusion")(int(n_classes), noise))
+
+
+# ---------------------------------------------------------------- datasets
+def dataset_names() -> list[str]:
+    """Every dataset name of the catalogue (generated, bundled and file-based), in catalogue order."""
+    return _import(_DATASETS).known_names()
+
+
+def dataset_info(name: str, data_dir: Any = None) -> dict[str, Any]:
+    """The catalogue's row of a dataset: ``kind``, ``target`` ("classification" | "regression"),
+    ``needs_data_dir`` (its files come from a data directory), sizes, ``available``, ...
+
+    >>> info = dataset_info("ors-synthetic")
+    >>> info["name"], info["target"], info["needs_data_dir"]
+    ('ors_synthetic', 'regression', False)
+    """
+    rows = _import(_DATASETS).catalog(data_dir)
+    for row in rows:
+        if key(name) in {key(row["name"]), *(key(a) for a in row["aliases"])}:
+            return row
+    raise ValueError(f"unknown dataset {name!r}; allowed: {', '.join(r['name'] for r in rows)}.")
+
+
+def load_dataset(name: str, **kwargs: Any):
+    """``(X, y)`` of a catalogue dataset (or a data file): :func:`noisyfeedback.datasets.load`."""
+    return _import(_DATASETS).load(name, **kwargs)
+
+
+# ------------------------------------------------------------- parameters
+def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
+    """``["gamma=0.05", "seed=3", "scaling=opt"]`` -> {"gamma": 0.05, "seed": 3, "scaling": "opt"}
+    (what the command line's NAME=VALUE options give the builders).
+
+    >>> parse_params(["gamma=0.05", "diag=true", "name=opt", "m=3"])
+    {'gamma': 0.05, 'diag': True, 'name': 'opt', 'm': 3}
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name.isidentifier():
+            raise ValueError(f"{flag} takes NAME=VALUE (e.g. {flag} gamma=0.05); got {item!r}.")
+        raw = raw.strip()
+        words = {"true": True, "false": False, "none": None, "null": None}
+        if raw.lower() in words:
+            out[name] = words[raw.lower()]
+            continue
+        try:
+            out[name] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            out[name] = raw
+    return out

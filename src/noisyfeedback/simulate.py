@@ -21,7 +21,7 @@ from ._rows import simulation_rows
 from ._validation import AnySeed, Integer, Options, check_labels, check_memory, check_param, check_X
 from .feedback import FeedbackChannel
 
-__all__ = ["simulate", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
+__all__ = ["simulate", "fit_batch", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
 
 CHUNK_ROUNDS = 1 << 16
 
@@ -391,3 +391,63 @@ class _TargetRounds:
             "labels_total": int(cum_labels[-1]),
         }
         return {"mistakes": 0, "error_rate": mse, "curve": cum[cps - 1] / cps, "metrics": metrics, "mse": mse}
+
+
+def fit_batch(model, X, y, feedback: FeedbackChannel | None = None, *, seed: int = 0, teachers: int = 10,
+              evil: float = 0.2, test_fraction: float = 0.25) -> dict[str, Any]:
+    """The batch counterpart of :func:`simulate`: fit a batch learner on corrupted training labels and
+    score it on held-out rows against the clean labels; returns a record (plain values).
+
+    A label-noise learner (UMA, CorrectedLogisticRegression: tags family "label_noise"): the training
+    labels are ``feedback.respond(y)`` (e.g. ConfusionNoise). A teacher learner (family "teachers"):
+    labels y ∈ {−1, +1} from ``teachers`` random teachers, ``round(evil · teachers)`` of them flipping
+    all their labels (Dekel & Shamir's protocol); ``feedback`` must be None. One seed draws the split,
+    the noise and the teachers (independent streams of ``SeedSequence(seed)``).
+
+    >>> import noisyfeedback as nf
+    >>> X, y = nf.datasets.load("iris")
+    >>> C = nf.feedback.symmetric_confusion(3, 0.2)
+    >>> r = fit_batch(nf.UMA(confusion=C), X, y, nf.feedback.ConfusionNoise(C), seed=0)
+    >>> r["n_train"], r["n_test"], 0 <= r["error_rate"] <= 1
+    (112, 38, True)
+    """
+    from .registry import learner_tags
+
+    role = "teachers" if learner_tags(model).family == "teachers" else "batch"
+    if role == "teachers" and feedback is not None:
+        raise ValueError(f"{type(model).__name__} learns from teachers' labels (teachers=, evil=), not from a "
+                         "feedback channel.")
+    if role == "batch" and feedback is None:
+        raise ValueError(f"{type(model).__name__} is fitted on labels corrupted by a feedback channel; give one "
+                         "(e.g. nf.feedback.ConfusionNoise).")
+    channel = feedback
+    s_split, s_noise, s_teachers = np.random.SeedSequence(seed).spawn(3)
+    n = X.shape[0]
+    perm = np.random.Generator(np.random.PCG64(s_split)).permutation(n)
+    n_test = max(1, int(round(test_fraction * n)))
+    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    if train.size == 0:
+        raise ValueError(f"no training rows left with test_fraction = {test_fraction}.")
+    y = np.asarray(y)
+    record: dict[str, Any] = {"learner": repr(model), "seed": seed, "n_train": int(train.size),
+                              "n_test": int(test.size)}
+    t0 = time.perf_counter()
+    if role == "teachers":
+        from .datasets.teachers import flip_evil, random_teachers
+
+        y_pm = np.where(y == y.max(), 1, -1).astype(np.int64)
+        tid = random_teachers(train.size, teachers, seed=s_teachers)
+        n_evil = int(round(evil * teachers))
+        noisy, evil_ids = flip_evil(y_pm[train], tid, n_evil=n_evil, seed=s_noise)
+        model.fit(X[train], noisy, teachers=tid)
+        clean = y_pm
+        record.update(feedback=f"{teachers} random teachers, {n_evil} evil", evil_teachers=evil_ids)
+    else:
+        noisy = channel.respond(y[train], rng=np.random.Generator(np.random.PCG64(s_noise)))
+        model.fit(X[train], noisy)
+        clean = y
+        record["feedback"] = repr(channel)
+    record["wall_time"] = time.perf_counter() - t0
+    record["label_noise"] = float(np.mean(noisy != clean[train]))
+    record["error_rate"] = float(np.mean(model.predict(X[test]) != clean[test]))
+    return record

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,9 @@ __all__ = ["normalize_rows", "encode_labels"]
 
 #: splits understood by every dataset function
 SPLITS = ("train", "test", "all")
+
+#: the environment variable listing data directories (os.pathsep-separated)
+ENV_VAR = "NOISYFEEDBACK_DATA"
 
 
 def check_split(split: Any, allowed: tuple[str, ...] = SPLITS, owner: str = "load") -> str:
@@ -139,3 +143,29 @@ def encode_labels(
 def display(path: Any) -> str:
     """A path as text for messages."""
     return os.fspath(path)
+
+
+def data_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The data directories searched, highest priority first.
+
+    ``data_dir`` (if given), then each entry of ``$NOISYFEEDBACK_DATA``, then
+    ``~/.cache/noisyfeedback``. Directories need not exist. Returns a list of Paths
+    (``~`` expanded, duplicates removed).
+    """
+    out: list[Path] = []
+    if data_dir is not None:
+        out.append(Path(os.fspath(data_dir)).expanduser())
+    env = os.environ.get(ENV_VAR, "")
+    out += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
+    out.append(Path.home() / ".cache" / "noisyfeedback")
+    return _dedupe(out)
+
+
+def _dedupe(paths: list[Path]) -> list[Path]:
+    seen, out = set(), []
+    for p in paths:
+        key = os.path.abspath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out

@@ -75,7 +75,7 @@ def find_open_bandit(data_dir: str | os.PathLike | None = None, policy: str = "r
                      campaign: str = "all") -> Path:
     """The CSV file of (policy, campaign): searched in ``data_dir`` then the default data directories
     (``open-bandit/`` in each, or the directory itself). Raises FileNotFoundError listing where it looked."""
-    from .registry import data_dirs
+    from ._common import data_dirs
 
     tried = []
     for base in data_dirs(data_dir):

@@ -8,8 +8,9 @@ data set's files are looked for in ``D/<name>/`` (e.g. ``D/mnist/``) and then in
 Fashion-MNIST is also found where Debian's ``dataset-fashion-mnist`` package puts it
 (``/usr/share/datasets/fashion-mnist``).
 
->>> [d["name"] for d in catalog() if d["kind"] != "file"]
-['synsep', 'synnonsep', 'iris', 'digits', 'wine', 'breast_cancer']
+>>> [d["name"] for d in catalog() if d["kind"] != "file"]  # doctest: +NORMALIZE_WHITESPACE
+['synsep', 'synnonsep', 'iris', 'digits', 'wine', 'breast_cancer', 'uma_toy', 'ors_synthetic',
+ 'channel_equalization', 'speech_substitute']
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import bundled, generators, loaders
-from ._common import _normalize_inplace, check_split, normalize_rows
+from .regression import channel_equalization, ors_synthetic, speech_substitute
+from .uma_toy import uma_toy as _uma_toy
+from ._common import ENV_VAR, _dedupe, _normalize_inplace, check_split, data_dirs, normalize_rows  # noqa: F401
 
 __all__ = ["load", "catalog", "data_dirs", "locate", "known_names", "ENV_VAR"]
 
-ENV_VAR = "NOISYFEEDBACK_DATA"
 
 _GET_DATA_HINT = (
     "set {env}=/path/to/data, or pass data_dir=... (--data-dir DIR on the command line)"
@@ -40,7 +42,7 @@ class _Spec:
     kind: str  # "generated" | "bundled" | "file"
     n_samples: int
     n_features: int
-    n_classes: int
+    n_classes: int | None
     splits: dict[str, int]
     description: str
     aliases: tuple[str, ...] = ()
@@ -54,6 +56,26 @@ class _Spec:
     source: str = ""
     how_to_get: str = ""
     openml: tuple[str, int] | None = None
+    target: str = "classification"  # "classification" (y int labels 0..K-1) | "regression" (float targets)
+
+    @property
+    def needs_data_dir(self) -> bool:
+        """Whether loading it needs files from a data directory (else it is generated or bundled)."""
+        return self.kind == "file"
+
+
+def _normalizing(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A generator without a ``normalize`` argument, given one (rows scaled to unit L2 norm)."""
+
+    def gen(normalize: bool = False, **kwargs):
+        if any(k.startswith("return_") for k in kwargs):
+            raise TypeError(f"load({func.__name__!r}) returns (X, y); call nf.datasets.{func.__name__} for more.")
+        X, y = func(**kwargs)
+        return (normalize_rows(X) if normalize else X), y
+
+    gen.__wrapped__ = func  # inspect.signature sees the generator's own options
+    gen.__name__ = func.__name__
+    return gen
 
 
 def _compressed(*names: str) -> tuple[str, ...]:
@@ -124,6 +146,26 @@ _SPECS: tuple[_Spec, ...] = (
         "breast_cancer", "bundled", 569, 30, 2, {"train": 569},
         "Wisconsin diagnostic breast cancer (scikit-learn)", func=bundled.breast_cancer,
         aliases=("breast-cancer", "breastcancer"),
+    ),
+    _Spec(
+        "uma_toy", "generated", 10_000, 10, 10, {"train": 10_000},
+        "UMA toy (Louche & Ralaivola 2015): separable K-class points on the unit sphere with a margin; "
+        "any n_samples, seeded", func=_normalizing(_uma_toy), aliases=("uma-toy",),
+    ),
+    _Spec(
+        "ors_synthetic", "generated", 50_000, 20, None, {"train": 50_000},
+        "ORS synthetic regression (Moroshko & Crammer): y = <w, x> + noise, d=20; real-valued targets",
+        func=_normalizing(ors_synthetic), aliases=("ors-synthetic",), target="regression",
+    ),
+    _Spec(
+        "channel_equalization", "generated", 50_000, 20, None, {"train": 50_000},
+        "Channel equalization (Moroshko & Crammer): recover s(t) from a noisy channel's taps; real-valued targets",
+        func=_normalizing(channel_equalization), aliases=("channel-equalization",), target="regression",
+    ),
+    _Spec(
+        "speech_substitute", "generated", 20_000, 1024, None, {"train": 20_000},
+        "A speech-like adaptive-filter stream (a substitute for the paper's recordings), d=1024; real-valued targets",
+        func=_normalizing(speech_substitute), aliases=("speech-substitute",), target="regression",
     ),
     _Spec(
         "mnist", "file", 70_000, 784, 10, {"train": 60_000, "test": 10_000},
@@ -227,32 +269,6 @@ def known_names() -> list[str]:
 
 
 # ----------------------------------------------------------- directories
-
-
-def data_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
-    """The data directories searched, highest priority first.
-
-    ``data_dir`` (if given), then each entry of ``$NOISYFEEDBACK_DATA``, then
-    ``~/.cache/noisyfeedback``. Directories need not exist. Returns a list of Paths
-    (``~`` expanded, duplicates removed).
-    """
-    out: list[Path] = []
-    if data_dir is not None:
-        out.append(Path(os.fspath(data_dir)).expanduser())
-    env = os.environ.get(ENV_VAR, "")
-    out += [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
-    out.append(Path.home() / ".cache" / "noisyfeedback")
-    return _dedupe(out)
-
-
-def _dedupe(paths: list[Path]) -> list[Path]:
-    seen, out = set(), []
-    for p in paths:
-        key = os.path.abspath(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
 
 
 def _search_dirs(spec: _Spec, data_dir) -> list[Path]:
@@ -593,7 +609,9 @@ def catalog(data_dir: str | os.PathLike | None = None) -> list[dict[str, Any]]:
 
     Keys: ``name``, ``kind`` ("generated" | "bundled" | "file"), ``n_samples`` (all
     splits together; the default size for generators), ``n_features``,
-    ``n_classes``, ``available`` (bool: every file of every split was found; always
+    ``n_classes`` (None for regression sets), ``target`` ("classification" | "regression"),
+    ``needs_data_dir`` (its files must be found in a data directory: ``kind == "file"``),
+    ``available`` (bool: every file of every split was found; always
     True for generated and bundled sets), ``path`` (str: the directory holding the
     train files, or None), plus ``splits`` (split -> number of samples),
     ``description``, ``aliases``, ``files`` (file names wanted), ``source`` (URL).
@@ -619,6 +637,8 @@ def catalog(data_dir: str | os.PathLike | None = None) -> list[dict[str, Any]]:
                 "n_samples": spec.n_samples,
                 "n_features": spec.n_features,
                 "n_classes": spec.n_classes,
+                "target": spec.target,
+                "needs_data_dir": spec.needs_data_dir,
                 "available": available,
                 "path": path,
                 "splits": dict(spec.splits),

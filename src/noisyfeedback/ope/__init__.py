@@ -13,7 +13,7 @@
 - slates (k candidates in k slots): :func:`slot_ips` (per-slot IPS) and :func:`pseudoinverse`
   (Swaminathan et al. 2017); :func:`sequential_slate_moments` gives a sequential (VW ccb /
   Plackett–Luce) logging policy's marginals and pairwise moments.
-- :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.experiments.papers.open_bandit`).
+- :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.lab.papers.open_bandit`).
 """
 
 from .estimators import (

@@ -15,7 +15,7 @@ is the probability that BTS shows each item at slot k and p_i is the random poli
 the on-policy rate (mean click over BTS's rows) measures.
 
 Everything here is a pure function of its inputs. The recipe ``open-bandit``
-(:mod:`noisyfeedback.experiments.papers.open_bandit`) declares the plans, runs these functions as
+(:mod:`noisyfeedback.lab.papers.open_bandit`) declares the plans, runs these functions as
 engine tasks (one per campaign and part, one per flip setting), judges the claims and writes the report.
 
 .. [1] Saito, Y., Aihara, S., Matsutani, M. & Narita, Y. (2021). Open Bandit Dataset and Pipeline.

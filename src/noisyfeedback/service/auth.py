@@ -10,7 +10,7 @@ import hashlib
 import secrets
 from pathlib import Path
 
-from .storage import open_storage
+from .stores import open_storage
 
 __all__ = ["hash_key", "create_key", "ROLES"]
 

@@ -51,7 +51,7 @@ def serve(
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     import uvicorn
 
-    from ..cli import parse_params
+    from ..registry import parse_params
     from .app import create_app
     from .engine import ServiceConfig
 

@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from .. import base
-from ..registry import resolve_learner
+from .. import registry
 from ..kernels.diluted import top_m_rows
 from ..kernels.linear import predict_rows
 from ..learners._linear import kernel_view
 from .policy import action_distribution, distribution_from_greedy, restricted_draw, set_size
-from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, open_storage
+from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action
+from .stores import open_storage
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
@@ -79,16 +80,16 @@ def build_learner(cfg: ServiceConfig):
     else:
         if cfg.learner is None or cfg.n_classes is None or cfg.n_features is None:
             raise ValueError("give --model, or --learner with --n-classes and --n-features.")
-        klass = resolve_learner(cfg.learner)
+        klass = registry.resolve_learner(cfg.learner)
         params = dict(cfg.params)
-        names = klass._get_param_names()
+        names = registry.learner_params(klass)
         for k, v in (("rho0", cfg.rho0), ("rho1", cfg.rho1)):
             if k in names and k not in params and v:
                 params[k] = v
-        learner = klass(n_classes=int(cfg.n_classes), **params)
-    if getattr(learner, "feedback_kind", None) not in ("bandit", "set") or not hasattr(learner, "act"):
-        raise ValueError(f"{type(learner).__name__} does not learn from bandit feedback; the service needs a "
-                         "bandit learner (Banditron, RCNBF, RCINE, BPA, SOBA, MCDBF, ...).")
+        learner = registry.build_learner(klass, int(cfg.n_classes), **params)
+    if not registry.learner_tags(learner).servable:
+        raise ValueError(f"{type(learner).__name__} cannot be served; the service needs a bandit learner: "
+                         f"{', '.join(registry.learners_where(servable=True))}.")
     learner._validate_params()
     n_features = learner.W_.shape[1] if hasattr(learner, "W_") else cfg.n_features
     if n_features is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import resolve_learner
+from .. import registry
 from .engine import Engine, ServiceError
 from .policy import action_distribution
 from .storage import decode_action
@@ -66,16 +66,16 @@ def evaluate_candidate(engine: Engine, candidate: str, params: list[str], estima
         policy = action_distribution(engine.learner, X)
     else:
         try:
-            klass = resolve_learner(candidate)
+            klass = registry.resolve_learner(candidate)
         except ValueError as exc:
             raise ServiceError(422, str(exc), "candidate") from None
         kw = _params(params)
-        names = klass._get_param_names()
+        names = registry.learner_params(klass)
         for k, v in (("rho0", engine.rho0), ("rho1", engine.rho1)):
             if k in names and k not in kw and v:
                 kw[k] = v
         try:
-            learner = klass(n_classes=engine.n_classes, **kw)
+            learner = registry.build_learner(klass, engine.n_classes, **kw)
             learner._validate_params()
         except (TypeError, ValueError) as exc:
             raise ServiceError(422, str(exc), "param") from None

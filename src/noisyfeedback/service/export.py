@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .storage import open_storage, decode_action
+from .storage import decode_action
+from .stores import open_storage
 
 __all__ = ["export_parquet", "export_vw"]
 

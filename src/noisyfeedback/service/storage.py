@@ -5,7 +5,8 @@ the context as float64 bytes, the action, its propensity, the distribution, the 
 from the learner's stream), ``rewards`` (one per accepted ``/reward``; ``seq`` is the order of arrival at
 the writer, i.e. the order of commit, and THE order in which the model learns), ``snapshots`` (model files
 and the log positions they cover), ``api_keys`` (SHA-256 hashes and roles) and ``meta`` (the service's
-configuration). A PostgreSQL implementation needs the same methods (see the README's "Deploy" section).
+configuration). A PostgreSQL implementation needs the same methods (see the README's "Deploy" section);
+:func:`noisyfeedback.service.stores.open_storage` opens either from a path or a DSN.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Iterator, Protocol
 
 import numpy as np
 
-__all__ = ["Storage", "SQLiteStorage", "open_storage", "EventRow", "RewardOutcome", "encode_action", "decode_action"]
+__all__ = ["Storage", "SQLiteStorage", "EventRow", "RewardOutcome", "encode_action", "decode_action"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -254,12 +255,3 @@ class SQLiteStorage:
         if con is not None:
             con.close()
             self._local.con = None
-
-
-def open_storage(db: str | Path, synchronous: str = "FULL"):
-    """The log at ``db``: a PostgreSQL DSN (``postgresql://...``) or the path of a SQLite file."""
-    if str(db).startswith(("postgresql://", "postgres://")):
-        from .storage_pg import PostgresStorage
-
-        return PostgresStorage(str(db), synchronous)
-    return SQLiteStorage(db, synchronous)

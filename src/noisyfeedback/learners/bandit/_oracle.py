@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ...base import Tags
 from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, Options, check_memory
@@ -78,6 +79,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
 
     #: 'bandit' (NoisyBandit) with m = 1, 'set' (Diluted(m)) with m > 1
     feedback_kind = _FeedbackKind()  # type: ignore[assignment]
+    _tags = Tags(family="bandit", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     #: what a model file may hold (checked by nf.load): the weights, the intercepts, AdaGrad's sums
     _learned_state: ClassVar[dict] = {
         **LinearClassifier._learned_state,

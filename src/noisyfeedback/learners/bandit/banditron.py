@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import Tags
 from ..._validation import AnySeed, Interval
 from ...feedback import CODE_BANDIT
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
@@ -47,6 +48,7 @@ class Banditron(LoggedLearning, LinearClassifier):
     """
 
     feedback_kind = "bandit"
+    _tags = Tags(family="bandit", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     draws_per_round = 1
     _parameter_constraints = {"gamma": Interval(0, 1, closed="neither"), "seed": AnySeed()}
     _test_params = {"n_classes": 3, "gamma": 0.2, "seed": 0}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import Tags
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.perceptron import perceptron_learn, perceptron_simulate
 from .._linear import LinearClassifier, kernel_view
@@ -35,6 +36,7 @@ class Perceptron(LinearClassifier):
     """
 
     feedback_kind = "label"
+    _tags = Tags(family="bandit", online=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     draws_per_round = 0
     _test_params = {"n_classes": 3}
 

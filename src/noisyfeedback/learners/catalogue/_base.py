@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, Options, check_memory, check_param
-from ...base import Learner, make_rng
+from ...base import Learner, Tags, make_rng
 from ...catalogue import CandidateRounds, CandidateStream
 from ...hashing import HashedRows
 from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, MODE_HASHED, ORACLE_ADAGRAD,
@@ -92,6 +92,8 @@ class CatalogueOracle(Learner):
     Subclasses set ``_policy`` and implement ``_explore()`` -> (explore, gamma_exponent)."""
 
     feedback_kind: ClassVar[str] = "catalogue"
+    #: family "catalogue": rounds of candidates (CandidateRounds), not (X, y); not yet served
+    _tags = Tags(family="catalogue", online=True)
     _policy: ClassVar[int] = 0
     _common_constraints: ClassVar[dict] = {
         "learning_rate": Interval(0, None, closed="neither"),

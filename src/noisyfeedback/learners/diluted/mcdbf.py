@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...base import Tags
 from ..._validation import AnySeed, Integer, Interval
 from ...feedback import CODE_DILUTED
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
@@ -96,6 +97,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     """
 
     feedback_kind = "set"
+    _tags = Tags(family="diluted", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     _parameter_constraints = {
         "m": Integer(1),
         "gamma": Interval(0, 1, closed="neither"),

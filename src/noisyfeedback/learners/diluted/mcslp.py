@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import Tags
 from ..._validation import Integer
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.diluted import mcslp_learn, mcslp_simulate
@@ -51,6 +52,7 @@ class MCSLP(SetPredictor):
     """
 
     feedback_kind = "label"
+    _tags = Tags(family="diluted", online=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     draws_per_round = 0
     _parameter_constraints = {"m": Integer(1)}
     _test_params = {"n_classes": 4, "m": 2}

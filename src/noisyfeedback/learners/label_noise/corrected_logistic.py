@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..._state import Array, Flag, Real
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options
-from ...base import EstimatorMixin, make_rng
+from ...base import EstimatorMixin, Tags, make_rng
 from ...feedback import check_confusion_matrix
 from .uma import DEFAULT_MAX_CONDITION
 
@@ -268,6 +268,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
     }
     _test_params: ClassVar[dict[str, Any]] = {"max_iter": 50}
     feedback_kind: ClassVar[str] = "label"
+    _tags = Tags(family="label_noise", batch=True)  # what it is, for every front door (noisyfeedback.base.Tags)
 
     def __init__(
         self,

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param, check_sparse_structure
 from ..._state import Array, Flag
-from ...base import EstimatorMixin, make_rng
+from ...base import EstimatorMixin, Tags, make_rng
 from ...feedback import check_confusion_matrix
 
 __all__ = ["UMA", "make_kernel_uma", "uma_statistics", "update_vectors", "standard_errors", "DEFAULT_MAX_CONDITION"]
@@ -180,6 +180,7 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
         "converged_": Flag(),
     }
     feedback_kind: ClassVar[str] = "label"
+    _tags = Tags(family="label_noise", batch=True)  # what it is, for every front door (noisyfeedback.base.Tags)
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._state import Array
 from ..._validation import Integer, check_X
-from ...base import Learner, make_rng
+from ...base import Learner, Tags, make_rng
 from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
 from .._linear import kernel_view
 
@@ -47,6 +47,7 @@ class LinearRegressor(Learner):
     """
 
     feedback_kind: ClassVar[str] = "target"
+    _tags = Tags(family="regression", online=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     #: what a model file may set (noisyfeedback._state)
     _learned_state: ClassVar[dict] = {"w_": Array(("d",)), "rounds_": Integer(0), "labels_": Integer(0)}
 

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._state import Array, Flag, Real
 from ..._validation import Integer, check_sparse_structure, check_X
-from ...base import EstimatorMixin
+from ...base import EstimatorMixin, Tags
 
 __all__ = ["BinaryLinearLearner", "check_binary_labels", "check_teachers", "warn_not_converged"]
 
@@ -119,6 +119,7 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
     #: keyword arguments of a small, quick instance (tests)
     _test_params: ClassVar[dict[str, Any]] = {}
     feedback_kind: ClassVar[str] = "label"
+    _tags = Tags(family="teachers", batch=True)  # what it is, for every front door (noisyfeedback.base.Tags)
 
     # ------------------------------------------------------------ sklearn
     def __sklearn_tags__(self):

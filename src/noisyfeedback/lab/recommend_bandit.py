@@ -1,0 +1,67 @@
+"""What the reproductions' "What we recommend instead" sections run (issue #15): a plan, no report code.
+
+The papers' figures stay as they are; next to them, on the **same streams and seeds** (the same data
+sets, channels, round counts, checkpoints and report seeds as the paper's figure), the learners we
+recommend run with their default parameters — nothing is tuned, so they need no tuning seeds:
+
+- ``agarwal2021`` (noisy bandit, Figure 2 and the supplement): ``SquareCB()`` and ``EpsilonGreedy()``
+  (m = 1) under each ``NoisyBandit(ρ0, ρ1)`` setting of the figure;
+- ``batra2021`` (diluted bandit): ``SquareCB(m=m)`` and ``EpsilonGreedy(m=m)`` under each ``Diluted(m)``
+  channel of the main figure (m = 2, K//2, K−2), and, beyond the paper, with flips (0.1, 0.2).
+
+:func:`learner_entries` gives the experiment-config entries (``{"name", "params", "match_channel"}``,
+as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m (and ρ0, ρ1, which our
+learners only use for ``predict_proba``) into the learner. :func:`tasks` lists the runs as plain dicts.
+
+>>> [e["name"] for e in learner_entries()]
+['SquareCB', 'EpsilonGreedy']
+>>> t = tasks("batra2021", n_classes=10)
+>>> sorted({d["channel"]["params"]["m"] for d in t})
+[2, 5, 8]
+>>> t[0]["learner"]
+{'name': 'SquareCB', 'params': {}, 'match_channel': True}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RECOMMENDED", "NOISY_SETTINGS", "DILUTED_FLIPS", "learner_entries", "tasks", "learner_factories"]
+
+#: the learners we recommend, by registry name (default parameters)
+RECOMMENDED = ("SquareCB", "EpsilonGreedy")
+#: agarwal2021's Figure 2 settings (ρ0, ρ1)
+NOISY_SETTINGS = ((0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2))
+#: batra2021: the paper's clean diluted feedback, and (beyond the paper) flipped
+DILUTED_FLIPS = ((0.0, 0.0), (0.1, 0.2))
+
+
+def learner_entries() -> list[dict[str, Any]]:
+    """Experiment-config learner entries: default parameters, m / ρ0 / ρ1 from the channel."""
+    return [{"name": name, "params": {}, "match_channel": True} for name in RECOMMENDED]
+
+
+def _set_sizes(n_classes: int) -> list[int]:
+    K = int(n_classes)
+    return sorted({2, max(2, K // 2), max(2, K - 2)})
+
+
+def tasks(paper: str, n_classes: int = 10) -> list[dict[str, Any]]:
+    """One dict per (channel, learner) of the paper's figure: ``{"paper", "channel": {"name", "params"},
+    "learner": <learner entry>}``; data sets, rounds and seeds are the figure's own."""
+    if paper == "agarwal2021":
+        channels = [{"name": "NoisyBandit", "params": {"rho0": r0, "rho1": r1}} for r0, r1 in NOISY_SETTINGS]
+    elif paper == "batra2021":
+        channels = [{"name": "Diluted", "params": {"m": m, "rho0": r0, "rho1": r1}}
+                    for m in _set_sizes(n_classes) for r0, r1 in DILUTED_FLIPS]
+    else:
+        raise ValueError(f"unknown paper {paper!r}; allowed: agarwal2021, batra2021.")
+    return [{"paper": paper, "channel": ch, "learner": entry} for ch in channels for entry in learner_entries()]
+
+
+def learner_factories(n_classes: int, m: int = 1, seed: int | None = None) -> dict[str, Any]:
+    """name -> a zero-argument factory of the recommended learner (default parameters)."""
+    from .. import registry
+
+    return {name: (lambda cls=registry.resolve_learner(name): cls(n_classes, m=m, seed=seed))
+            for name in RECOMMENDED}

@@ -1,0 +1,22 @@
+"""Open the service's log: a SQLite file (:mod:`.storage`) or a PostgreSQL database (:mod:`.storage_pg`).
+
+The one place that knows both implementations (each builds on the one below it: the PostgreSQL
+store extends the SQLite one, never the other way round).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .storage import SQLiteStorage
+
+__all__ = ["open_storage"]
+
+
+def open_storage(db: str | Path, synchronous: str = "FULL"):
+    """The log at ``db``: a PostgreSQL DSN (``postgresql://...``) or the path of a SQLite file."""
+    if str(db).startswith(("postgresql://", "postgres://")):
+        from .storage_pg import PostgresStorage  # psycopg is imported only for a DSN
+
+        return PostgresStorage(str(db), synchronous)
+    return SQLiteStorage(db, synchronous)
