@@ -20,6 +20,8 @@ from .learners import EpsilonGreedy, SquareCB
 from .learners import NLMS, ORS, UMA, make_kernel_uma
 from .learners import CorrectedLogisticRegression, WeightedRLS
 from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
+from .learners import CatalogueEpsilonGreedy, CatalogueSquareCB
+from .catalogue import CandidateRounds, CandidateStream
 from .simulate import Trace, fit_batch, simulate
 
 __all__ = [
@@ -54,4 +56,5 @@ __all__ = [
     "LinearSVM",
     "EvilTeacherSVM",
     "TeacherSGD",
+    "CatalogueSquareCB", "CatalogueEpsilonGreedy", "CandidateRounds", "CandidateStream",
 ]
