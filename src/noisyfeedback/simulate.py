@@ -199,12 +199,11 @@ def simulate(
     from .base import Learner
 
     if getattr(learner, "feedback_kind", None) == "catalogue":  # X: a CandidateStream (its ground truth), y: None
-        from .learners.catalogue import simulate_catalogue
         if y is not None:
             raise TypeError(f"{type(learner).__name__} simulates on a CandidateStream (rounds of candidates with "
                             "their ground truth, e.g. nf.datasets.ranking_stream or multiclass_candidates), with "
                             "y=None.")
-        return simulate_catalogue(learner, X, feedback, n_rounds, seed, checkpoints, progress)
+        return learner._simulate_stream(X, feedback, n_rounds, seed, checkpoints, progress)
     regression = isinstance(learner, Learner) and learner.feedback_kind == "target"
     if not isinstance(learner, Learner) or not hasattr(
             learner, "_simulate_targets" if regression else "_simulate_chunk"):

@@ -354,6 +354,10 @@ class CatalogueOracle(Learner):
                          for s in range(int(self.n_slots))])
 
     # ----------------------------------------------------------- simulate
+    def _simulate_stream(self, stream, feedback, n_rounds, seed, checkpoints, progress):
+        """``nf.simulate`` on a candidate stream: :func:`simulate_catalogue`."""
+        return simulate_catalogue(self, stream, feedback, n_rounds, seed, checkpoints, progress)
+
     def _simulate_chunk(self, rounds: CandidateRounds, stream: CandidateStream, rows, u_learner, rho0, rho1,
                         u_flip, u_click, mistakes, regret, clicks) -> None:
         mode, lin, d_c, d_a, mask = self._state()
