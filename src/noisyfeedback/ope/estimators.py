@@ -443,14 +443,16 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     n_actions : int, optional
         K, checked against the policy.
 
-    Refused with ``ValueError``: no rows; an interval other than ``"none"`` from fewer than
-    ``MIN_INTERVAL_ROWS`` = 2 rows (one row has no spread; ``interval="none"`` gives the point
-    estimate); a propensity so small that a row's importance weight π/p, or its term, is not finite
-    (e.g. 5e-324), naming the row.
-
     Returns
     -------
     Estimate
+
+    Raises
+    ------
+    ValueError
+        No rows; an interval other than ``"none"`` from fewer than ``MIN_INTERVAL_ROWS`` = 2 rows
+        (one row has no spread; ``interval="none"`` gives the point estimate); a propensity so small
+        that a row's importance weight π/p, or its term, is not finite (e.g. 5e-324), naming the row.
 
     Examples
     --------
