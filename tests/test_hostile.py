@@ -224,7 +224,7 @@ def test_malformed_csr_is_refused_naming_the_row_in_every_entry_point():
             "partial_fit UMA": lambda: nf.UMA(max_iter=3).partial_fit(X, yy, classes=[0, 1, 2]),
             "fit LinearSVM": lambda: nf.LinearSVM().fit(X, np.array([-1, 1, 1])[:n]),
             "regressor learn": lambda: nf.NLMS(1.0).learn(X, rng.normal(size=n)),
-            "regressor predict": lambda: nf.NLMS(1.0).predict(X),
+            "regressor predict": lambda: nf.NLMS(1.0).fit(np.ones((2, d)), np.ones(2)).predict(X),
             "set learner": lambda: nf.MCSLP(3, m=1).partial_fit(X, yy),
         }
         for name, call in calls.items():

@@ -166,9 +166,12 @@ def test_defaults_are_immutable_and_params_untouched(cls):
 def test_predict_before_learning(cls):
     learner = make(cls)
     X, _, _ = problem(learner)
-    if is_regressor(learner):  # predictions w·x are 0.0; regressors do not act
-        np.testing.assert_array_equal(learner.predict(X), np.zeros(X.shape[0]))
-        assert learner.predict(X).dtype == np.float64 and not learner.is_fitted
+    if is_regressor(learner):  # scikit-learn's regressors: NotFittedError; regressors do not act
+        from sklearn.exceptions import NotFittedError
+
+        with pytest.raises(NotFittedError):
+            learner.predict(X)
+        assert not learner.is_fitted
         return
     np.testing.assert_array_equal(learner.predict(X), np.zeros(X.shape[0], dtype=np.int64))
     np.testing.assert_array_equal(learner.decision_function(X), np.zeros((X.shape[0], learner.n_classes)))
@@ -261,6 +264,7 @@ def _check_regressor_bad_input(learner, X, y, ch, bad):
     """Regressors: bad X, noisy labels, variances and clean targets are refused naming the row."""
     labels = ch.respond(y, rng=np.random.default_rng(0), n_samples=learner.labels_per_round)
     v = ch.variance_at(np.arange(len(y)))
+    learner.learn(X[:3], labels[:3], variance=v[:3], y_clean=y[:3])  # predict needs a fitted regressor
     for call in (learner.predict, lambda Z: learner.learn(Z, labels, variance=v, y_clean=y)):
         with pytest.raises(ValueError, match="row 3"):
             call(bad)

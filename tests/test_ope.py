@@ -242,3 +242,34 @@ def test_estimated_flip_rates_feed_the_corrected_estimate():
     plain = evaluate(target, X, a, f, np.full(len(y), 0.1), "ips", interval="none").value
     corr = evaluate(target, X, a, f, np.full(len(y), 0.1), "ips", rho0=rho0, rho1=rho1, interval="none").value
     assert abs(plain - 0.1) > 0.12 and abs(corr - 0.1) < 0.05
+
+
+# ------------------------------------------------------------------ hostile input
+def test_empty_input_is_refused_for_every_estimator():
+    for e in ("ips", "snips", "dm", "dr"):
+        for interval in ("bootstrap", "none"):
+            with pytest.raises(ValueError, match="at least one logged row"):
+                evaluate(np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), e,
+                         interval=interval)
+
+
+@pytest.mark.parametrize("e", ["ips", "snips", "dm", "dr"])
+def test_tiny_propensity_is_refused_naming_the_row(e):
+    pi = np.tile([0.5, 0.5], (3, 1))
+    with pytest.raises(ValueError, match=r"row 1 has propensity 5e-324"):
+        evaluate(pi, np.ones((3, 2)), [0, 1, 0], [0.0, 0.0, 1.0], [0.5, 5e-324, 0.5], e)
+    # a small but representable weight is fine
+    est = evaluate(pi, np.ones((3, 2)), [0, 1, 0], [0.0, 1.0, 1.0], [0.5, 1e-200, 0.5], "ips", interval="none")
+    assert np.isfinite(est.value)
+
+
+@pytest.mark.parametrize("interval", ["bootstrap", "normal", "bernstein"])
+def test_an_interval_from_one_row_is_refused(interval):
+    args = (np.array([[1.0, 0.0]]), None, [0], [1.0], [0.5])
+    with pytest.raises(ValueError, match="needs at least 2 logged rows; got 1"):
+        evaluate(*args, "ips", interval=interval)
+    est = evaluate(*args, "ips", interval="none")
+    assert est.value == 2.0 and est.interval == "none"
+    two = evaluate(np.tile([1.0, 0.0], (2, 1)), None, [0, 0], [1.0, 0.0], [0.5, 0.5], "ips", seed=0,
+                   interval=interval)
+    assert two.lower < two.upper

@@ -44,7 +44,7 @@ def python_loop(learner, X, y, channel, n_rounds, seed, order=None):
     for t in range(n_rounds):
         i = order[t]
         x = X[i:i + 1]
-        d = learner.predict(x)[0] - y[i]
+        d = (learner.predict(x)[0] if learner.is_fitted else 0.0) - y[i]  # w = 0 before the first round
         sqerr[t] = d * d
         rounds = np.array([t])
         noisy = channel.respond(y[i:i + 1], rng=rng_feedback, rounds=rounds, n_samples=learner.labels_per_round)

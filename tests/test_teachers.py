@@ -278,8 +278,9 @@ def test_fit_intercept_learns_an_offset():
     t = random_teachers(400, 4, seed=0)
     for cls in CLASSES:
         kw = {"teachers": t}
-        without = cls(lam=1e-3).fit(X, y, **kw).score(X, y)
-        with_b = cls(lam=1e-3, fit_intercept=True).fit(X, y, **kw)
+        eps = {} if cls is LinearSVM else {"eps": 1.0}  # a loose cap: clean labels, the intercept is the point
+        without = cls(lam=1e-3, **eps).fit(X, y, **kw).score(X, y)
+        with_b = cls(lam=1e-3, fit_intercept=True, **eps).fit(X, y, **kw)
         assert with_b.intercept_ < 0 and with_b.score(X, y) > max(without, 0.95)
 
 

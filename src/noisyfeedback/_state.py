@@ -15,6 +15,12 @@ in the order of the declaration, so a symbol is bound by an earlier array). ``sh
 such a tuple (``lambda p: ("n_classes", "d") if p["diagonal"] else ...``). ``None`` is any
 length. ``save`` refuses an attribute that is not declared, so a new learner that forgets its
 declaration fails the shared check suite's save/load round trip.
+
+A model file of a fitted learner (one holding any learned state) must hold every declared
+attribute, so a missing array cannot silently reset part of the state at its first use. A
+learner names the attributes that a fitted model may lack (diagnostics of some fits,
+``feature_names_in_`` without a DataFrame) in ``_optional_state``: a set of names, or a
+function of the parameters returning one (``lambda p: () if p["warm_start"] else ("warm_l2_",)``).
 """
 
 from __future__ import annotations
@@ -133,6 +139,15 @@ def check_learned_state(cls: type, params: dict[str, Any], arrays: dict[str, np.
     for name in list(arrays) + list(scalars):
         if name not in spec:
             raise ValueError(f"{owner} has no learned attribute {name!r}; allowed: {sorted(spec)}.")
+    if arrays or scalars:  # a fitted model: every declared attribute but the optional ones
+        optional = getattr(cls, "_optional_state", None) or ()
+        if callable(optional):
+            optional = optional(params)
+        for name, decl in spec.items():
+            if name not in arrays and name not in scalars and name not in optional:
+                kind = "array" if isinstance(decl, Array) else "attribute"
+                raise ValueError(f"{owner}'s learned {kind} {name!r} is missing (a fitted {owner} holds every "
+                                 f"attribute declared in _learned_state but {sorted(optional)}).")
     env: dict[str, Any] = dict(params)
     for name, value in scalars.items():
         decl = spec[name]

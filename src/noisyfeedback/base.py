@@ -68,6 +68,8 @@ class Learner:
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _learned_state: ClassVar[dict[str, Any]] = {}
+    #: declared learned attributes a fitted model may lack (a set, or a function of the parameters)
+    _optional_state: ClassVar[Any] = frozenset()
     _test_params: ClassVar[dict[str, Any]] = {}
     #: which feedback this learner consumes: "label", "bandit", "set", "target"
     feedback_kind: ClassVar[str] = "label"
@@ -204,6 +206,8 @@ class Learner:
             "params": params,
             "scalars": scalars,
             "rng_state": rng_state,
+            # the learned arrays written: nf.load refuses a file that lacks one of them
+            "arrays": sorted(arrays),
         }
         from ._version import __version__
 
@@ -230,6 +234,8 @@ class EstimatorMixin:
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
     _learned_state: ClassVar[dict[str, Any]] = {}
+    #: feature_names_in_ exists only when fitted on a DataFrame
+    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_"})
     _tags: ClassVar[Tags | None] = None  # see Tags; every estimator declares its own
     # the learned attributes and ``load`` are those of a Learner
     _learned_attributes = Learner._learned_attributes
@@ -265,7 +271,7 @@ class EstimatorMixin:
 
 
 #: the keys of a model file's JSON metadata record
-_META_KEYS = {"format_version", "class", "params", "scalars", "rng_state", "library_version"}
+_META_KEYS = {"format_version", "class", "params", "scalars", "rng_state", "library_version", "arrays"}
 #: numpy dtype kinds a parameter array may have in a model file (no objects, no bytes)
 _PARAM_ARRAY_KINDS = "biuf"
 
@@ -280,7 +286,8 @@ def load(path: str | os.PathLike) -> Learner:
     A model file is data, never code: only a class in :data:`noisyfeedback.registry.LEARNERS` is
     built, with its declared parameters (checked by the same constraints as in use), then only its
     declared learned arrays and scalars (``_learned_state``: names, dtypes, shapes against the
-    parameters, finite values) and a PCG64 random state are set. Anything else -- an unknown class,
+    parameters, finite values; a fitted model must hold every one but ``_optional_state``) and a
+    PCG64 random state are set. Anything else -- an unknown class,
     key or ``format_version``, a damaged or foreign file -- raises one ``ValueError`` naming the file.
     """
     path = Path(path)
@@ -377,6 +384,16 @@ def _load(path: Path) -> Learner:
         check_learned_state(klass, full_params, arrays, scalars)
     except ValueError as e:
         raise _Bad(str(e)) from None
+    listed = meta.get("arrays")  # files written before the list existed have none
+    if listed is not None:
+        if not isinstance(listed, list) or not all(isinstance(a, str) for a in listed):
+            raise _Bad("arrays must be a JSON list of names.")
+        missing = sorted(set(listed) - set(arrays))
+        if missing:
+            raise _Bad(f"{klass.__name__}'s learned array {missing[0]!r} is missing (the file lists {listed}).")
+        extra = sorted(set(arrays) - set(listed))
+        if extra:
+            raise _Bad(f"array {extra[0]!r} is not among the arrays the file lists ({listed}).")
     for k, v in arrays.items():
         setattr(learner, k, v)
     for k, v in scalars.items():

@@ -7,11 +7,24 @@ e.g. ``2:-1:0.25 |user age:0.3 tall |item red``. Actions are 1-based in the file
 rewards are ``−cost`` (VW minimises cost; pass ``reward="one_minus_cost"`` for 0/1 costs
 meaning "no click"). Features: after each ``|`` an optional namespace name (``|user``, optionally
 scaled ``|user:0.5``), then ``name`` or ``name:value`` tokens; a feature is identified by
-``namespace^name``. Columns are either indexed (``features="index"``: in order of first
-appearance, or in the order of ``feature_names`` if given) or hashed (``features="hash"``: crc32 of
-``namespace^name`` modulo 2**``n_bits`` — not VW's murmur hash, so column numbers differ from VW's).
-Blank lines are skipped. Multi-line (``--cb_adf``, ``shared``) examples and unlabelled lines are not
-supported; a malformed line raises ValueError naming the file and line.
+``namespace^name``. Columns are indexed (``features="index"``: in order of first
+appearance, or in the order of ``feature_names`` if given), numbered (``features="column"``: every
+feature name is a column number 0, 1, … in the default namespace, as the decision service's
+``export-log -o log.vw`` writes them; ``n_features`` gives the width, default the largest number + 1)
+or hashed (``features="hash"``: crc32 of ``namespace^name`` modulo 2**``n_bits`` — not VW's murmur
+hash, so column numbers differ from VW's). The default (``features=None``) is ``"column"`` when every
+feature of the file is such a number, else ``"index"``. Blank lines are skipped; a UTF-8 byte-order
+mark at the start of the file is skipped. Multi-line (``--cb_adf``, ``shared``) examples and
+unlabelled lines are not supported; a malformed line (bad UTF-8, a non-finite or overflowing value or
+namespace scale, an action beyond int64, a probability outside (0, 1]) raises ValueError naming the
+file and line.
+
+**Tables** (:func:`read_log`): CSV or Parquet with columns ``action`` (0-based ints), ``reward``,
+``propensity`` and features; or the decision service's ``export-log -o log.parquet`` (recognised by its
+columns: ``context`` lists become the features ``0``, ``1``, …, ``probability`` the propensity, the text
+``action`` an int; events without a reward are left out). Every value is checked: a non-numeric feature
+cell, an action that is not an int in [0, 2**63), a propensity outside (0, 1] or a non-finite reward
+raises ValueError naming the column and the data row.
 
 .. [1] Vowpal Wabbit wiki, "Contextual Bandit Example" and "Input format".
 """
@@ -45,30 +58,71 @@ class BanditLog:
         return iter((self.X, self.actions, self.rewards, self.propensities))
 
 
-def _lines(source) -> tuple[str, Iterable[str]]:
+def _lines(source) -> tuple[str, list[str]]:
+    """(name, lines) of a path, a string with newlines, or an iterable of lines; a file's bytes are
+    decoded line by line, so invalid UTF-8 is reported with its line; a leading BOM is dropped."""
     if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source):
         path = Path(source)
-        return str(path), path.read_text(encoding="utf-8").splitlines()
+        raw = path.read_bytes()
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        lines = []
+        for lineno, line in enumerate(raw.splitlines(), 1):
+            try:
+                lines.append(line.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}, line {lineno}: not valid UTF-8 (byte {e.start + 1} of the line).") from None
+        return str(path), lines
     if isinstance(source, str):
-        return "<text>", source.splitlines()
-    return "<lines>", list(source)
+        lines = source.splitlines()
+    else:
+        lines = list(source)
+    name = "<text>" if isinstance(source, str) else "<lines>"
+    if lines and isinstance(lines[0], str) and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
+    return name, lines
 
 
-def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str = "index", n_bits: int = 18,
-               feature_names: Sequence[str] | None = None, reward: str = "negative_cost") -> BanditLog:
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _column_number(fname: str) -> int | None:
+    """The column of a feature named by a plain ASCII decimal number, else None."""
+    return int(fname) if fname.isascii() and fname.isdigit() else None
+
+
+def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str | None = None, n_bits: int = 18,
+               feature_names: Sequence[str] | None = None, reward: str = "negative_cost",
+               n_features: int | None = None) -> BanditLog:
     """Read VW contextual-bandit text (a path, a string with newlines, or an iterable of lines).
+
+    ``features``: ``"index"``, ``"column"``, ``"hash"`` or None (``"column"`` when every feature name
+    is a column number in the default namespace, else ``"index"``); see the module docstring.
+    ``n_bits`` (hash): an int in [1, 32]. ``n_features`` (column): the width of X.
 
     >>> log = read_vw_cb("1:0:0.5 |u a b:2\\n\\n2:-1:0.25 |u b |v c:0.5\\n")
     >>> log.actions.tolist(), log.rewards.tolist(), log.propensities.tolist(), log.feature_names
     ([0, 1], [-0.0, 1.0], [0.5, 0.25], ['u^a', 'u^b', 'v^c'])
     >>> log.X.toarray().tolist()
     [[1.0, 2.0, 0.0], [0.0, 1.0, 0.5]]
+    >>> read_vw_cb("1:0:0.5 | 2:0.5 0:1\\n", n_features=4).X.toarray().tolist()
+    [[1.0, 0.0, 0.5, 0.0]]
     """
-    if features not in ("index", "hash"):
-        raise ValueError(f"features must be 'index' or 'hash'; got {features!r}.")
+    if features not in (None, "index", "column", "hash"):
+        raise ValueError(f"features must be 'index', 'column', 'hash' or None; got {features!r}.")
+    if features == "hash" and (isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer))
+                               or not 1 <= n_bits <= 32):
+        raise ValueError(f"n_bits must be an int in [1, 32] (crc32 has 32 bits); got {n_bits!r}.")
+    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer))
+                                   or n_features < 0):
+        raise ValueError(f"n_features must be an int >= 0 or None; got {n_features!r}.")
     if reward not in ("negative_cost", "one_minus_cost"):
         raise ValueError(f"reward must be 'negative_cost' or 'one_minus_cost'; got {reward!r}.")
     name, lines = _lines(source)
+    if features is None:
+        features = "index" if feature_names is not None or not _all_numbered(lines) else "column"
+    if features == "column" and feature_names is not None:
+        raise ValueError("feature_names is for features='index'; with features='column' the names are the columns.")
     fixed = feature_names is not None
     vocab: dict[str, int] = {f: j for j, f in enumerate(feature_names)} if fixed else {}
     indptr, indices, data = [0], [], []
@@ -92,11 +146,15 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str = "index
         if len(parts) != 3:
             raise bad(f"the label {label[0]!r} is not 'action:cost:probability'")
         try:
+            if not (parts[0].isascii() and parts[0].isdigit()):
+                raise ValueError
             a, c, p = int(parts[0]), float(parts[1]), float(parts[2])
         except ValueError:
             raise bad(f"the label {label[0]!r} is not 'action:cost:probability' with numbers") from None
         if a < 1:
             raise bad(f"actions are 1-based; got {a}")
+        if a - 1 > _INT64_MAX:
+            raise bad(f"the action {parts[0][:30]} is beyond int64")
         if not (0 < p <= 1) or not np.isfinite(c):
             raise bad(f"the probability must be in (0, 1] and the cost finite; got {parts[2]}, {parts[1]}")
         row: dict[int, float] = {}
@@ -109,6 +167,8 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str = "index
                     scale = float(scale_s) if scale_s else 1.0
                 except ValueError:
                     raise bad(f"namespace scale {scale_s!r} is not a number") from None
+                if not np.isfinite(scale):
+                    raise bad(f"namespace scale {scale_s!r} of {ns!r} is not finite")
             else:
                 ns, scale = " ", 1.0
             for tok in toks:
@@ -122,13 +182,25 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str = "index
                 key = f"{ns}^{fname}"
                 if features == "hash":
                     j = zlib.crc32(key.encode("utf-8")) % (1 << n_bits)
+                elif features == "column":
+                    j = _column_number(fname) if ns == " " else None
+                    if j is None:
+                        raise bad(f"feature {key!r} is not a column number in the default namespace "
+                                  "(features='column')")
+                    if n_features is not None and j >= n_features:
+                        raise bad(f"feature column {j} is beyond n_features={n_features}")
+                    if j > _INT64_MAX // 2:
+                        raise bad(f"feature column {fname[:30]} is too large")
                 else:
                     j = vocab.get(key)
                     if j is None:
                         if fixed:
                             raise bad(f"feature {key!r} is not in feature_names")
                         j = vocab[key] = len(vocab)
-                row[j] = row.get(j, 0.0) + v * scale
+                total = row.get(j, 0.0) + v * scale
+                if not np.isfinite(total):
+                    raise bad(f"feature {key!r} times its namespace scale {scale!r} overflows")
+                row[j] = total
         cols = sorted(row)
         indices += cols
         data += [row[j] for j in cols]
@@ -138,13 +210,35 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str = "index
         probs.append(p)
     if not actions:
         raise ValueError(f"{name}: no examples.")
-    d = (1 << n_bits) if features == "hash" else len(vocab)
+    if features == "hash":
+        d = 1 << n_bits
+    elif features == "column":
+        d = n_features if n_features is not None else (max(indices) + 1 if indices else 0)
+    else:
+        d = len(vocab)
     X = sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64),
                        np.array(indptr, dtype=np.int64)), shape=(len(actions), d))
     cost = np.array(costs, dtype=np.float64)
     rewards = -cost if reward == "negative_cost" else 1.0 - cost
-    names = None if features == "hash" else list(vocab)
+    names = None if features == "hash" else [str(j) for j in range(d)] if features == "column" else list(vocab)
     return BanditLog(X, np.array(actions, dtype=np.int64), rewards, np.array(probs, dtype=np.float64), names)
+
+
+def _all_numbered(lines: list[str]) -> bool:
+    """Whether every feature of every example is a column number in the default namespace ("| 0:1.5 3")."""
+    seen = False
+    for line in lines:
+        if not line.strip() or "|" not in line:
+            continue
+        for sp_text in line.split("|")[1:]:
+            if sp_text[:1].strip():  # a named namespace
+                return False
+            for tok in sp_text.split():
+                fname = tok.rpartition(":")[0] if ":" in tok else tok
+                if _column_number(fname) is None:
+                    return False
+                seen = True
+    return seen
 
 
 def write_vw_cb(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, propensities: Any,
@@ -185,29 +279,125 @@ def write_vw_cb(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, pro
 def read_log(path: str | os.PathLike, action: str = "action", reward: str = "reward",
              propensity: str = "propensity", features: Sequence[str] | None = None) -> BanditLog:
     """Read a CSV or Parquet log with named columns: ``action`` (0-based ints), ``reward``,
-    ``propensity``, and feature columns (``features``, default every other numeric column)."""
+    ``propensity``, and feature columns (``features``, default every other column, each of which must
+    then be numeric). The decision service's ``export-log -o log.parquet`` is read as such (see the
+    module docstring). Every value is checked; a bad one raises ValueError naming column and row."""
     import pandas as pd
 
     path = Path(path)
     df = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    if _is_service_export(df) and (action, reward, propensity, features) == ("action", "reward", "propensity",
+                                                                             None):
+        return _read_service_export(path, df)
     for col in (action, reward, propensity):
         if col not in df.columns:
             raise ValueError(f"{path}: no column named {col!r}; the columns are {list(df.columns)}.")
     if features is None:
-        features = [c for c in df.columns if c not in (action, reward, propensity)
-                    and pd.api.types.is_numeric_dtype(df[c])]
+        features = [c for c in df.columns if c not in (action, reward, propensity)]
     missing = [c for c in features if c not in df.columns]
     if missing:
         raise ValueError(f"{path}: feature column(s) {missing} not found.")
-    X = np.ascontiguousarray(df[list(features)].to_numpy(dtype=np.float64))
-    bad = ~np.isfinite(X).all(axis=1)
+    X = np.empty((len(df), len(features)), dtype=np.float64)
+    for j, c in enumerate(features):
+        X[:, j] = _numeric_column(path, df[c], c, "feature")
+    bad = ~np.isfinite(X)
     if bad.any():
-        raise ValueError(f"{path}: a feature is missing or not finite in data row {int(np.flatnonzero(bad)[0])}.")
-    a = df[action].to_numpy()
-    if not np.issubdtype(a.dtype, np.integer):
-        raise ValueError(f"{path}: column {action!r} must hold integer action indices; got dtype {a.dtype}.")
-    return BanditLog(X, a.astype(np.int64), df[reward].to_numpy(dtype=np.float64),
-                     df[propensity].to_numpy(dtype=np.float64), [str(c) for c in features])
+        i, j = (int(k[0]) for k in np.nonzero(bad))
+        raise ValueError(f"{path}: feature column {features[j]!r} is missing or not finite in data row {i}.")
+    a = _action_column(path, df[action], action)
+    r = _numeric_column(path, df[reward], reward, "reward")
+    p = _numeric_column(path, df[propensity], propensity, "propensity")
+    _check_rewards_propensities(path, r, p, reward, propensity)
+    return BanditLog(np.ascontiguousarray(X), a, r, p, [str(c) for c in features])
+
+
+def _numeric_column(path: Path, col, name, what: str) -> np.ndarray:
+    """A column as float64; a cell that is not a number raises naming the column and the data row."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(col.dtype) or not pd.api.types.is_numeric_dtype(col.dtype):
+        values = pd.to_numeric(col, errors="coerce")
+        bad = values.isna() & col.notna()
+        if bad.any() or pd.api.types.is_bool_dtype(col.dtype):
+            i = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else 0
+            raise ValueError(f"{path}: {what} column {name!r} holds {col.iloc[i]!r}, not a number, in data row {i}"
+                             + (" (pass features= to choose the feature columns)." if what == "feature" else "."))
+        col = values
+    return col.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _action_column(path: Path, col, name) -> np.ndarray:
+    """0-based int actions in [0, 2**63): ints (of any width), or text of decimal digits."""
+    import pandas as pd
+
+    values = col.to_numpy()
+    if values.dtype.kind == "i":
+        bad = values < 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{path}: column {name!r} must hold 0-based actions >= 0; data row {i} has {values[i]}.")
+        return values.astype(np.int64)
+    if values.dtype.kind == "u":
+        ints = [int(v) for v in values]
+    elif values.dtype == object:
+        ints = []
+        for i, v in enumerate(values):
+            t = str(v) if isinstance(v, (str, int, np.integer)) and not isinstance(v, (bool, np.bool_)) else None
+            if t is None or not (t.isascii() and t.isdigit()):
+                raise ValueError(f"{path}: column {name!r} must hold integer action indices; data row {i} has {v!r}.")
+            ints.append(int(t))
+    else:
+        raise ValueError(f"{path}: column {name!r} must hold integer action indices; got dtype {values.dtype}.")
+    for i, v in enumerate(ints):
+        if not 0 <= v <= _INT64_MAX:
+            raise ValueError(f"{path}: column {name!r}: the action {v} in data row {i} is not in [0, 2**63).")
+    return np.array(ints, dtype=np.int64)
+
+
+def _check_rewards_propensities(path, r: np.ndarray, p: np.ndarray, reward: str, propensity: str) -> None:
+    bad = ~np.isfinite(r)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{path}: column {reward!r} must hold finite rewards; data row {i} has {float(r[i])!r}.")
+    bad = ~((p > 0) & (p <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{path}: column {propensity!r} must hold propensities in (0, 1]; data row {i} has {float(p[i])!r}.")
+
+
+#: the columns of the decision service's Parquet export that read_log uses
+_SERVICE_COLUMNS = ("event_id", "context", "action", "probability", "reward")
+
+
+def _is_service_export(df) -> bool:
+    return all(c in df.columns for c in _SERVICE_COLUMNS) and "propensity" not in df.columns
+
+
+def _read_service_export(path: Path, df) -> BanditLog:
+    """The service's export: rewarded events in event order; X from ``context``, columns ``0``…``d−1``."""
+    rewarded = df["reward"].notna().to_numpy()
+    df = df[rewarded]
+    if not len(df):
+        raise ValueError(f"{path}: the export holds no rewarded event.")
+    rows = df["context"].tolist()
+    d = len(rows[0])
+    for i, ctx in enumerate(rows):
+        if ctx is None or len(ctx) != d:
+            raise ValueError(f"{path}: column 'context' has {0 if ctx is None else len(ctx)} values in data row "
+                             f"{i} of the rewarded events, {d} in the first.")
+    X = np.array([np.asarray(c, dtype=np.float64) for c in rows], dtype=np.float64).reshape(len(rows), d)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = (int(k[0]) for k in np.nonzero(bad))
+        raise ValueError(f"{path}: column 'context' is not finite in rewarded event {i}, feature {j}.")
+    for i, v in enumerate(df["action"].tolist()):
+        if isinstance(v, str) and "," in v:
+            raise ValueError(f"{path}: rewarded event {i} played the set {v!r}; read_log reads single actions.")
+    a = _action_column(path, df["action"].astype(object), "action")
+    r = _numeric_column(path, df["reward"], "reward", "reward")
+    p = _numeric_column(path, df["probability"], "probability", "propensity")
+    _check_rewards_propensities(path, r, p, "reward", "probability")
+    return BanditLog(np.ascontiguousarray(X), a, r, p, [str(j) for j in range(d)])
 
 
 def write_log(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, propensities: Any,

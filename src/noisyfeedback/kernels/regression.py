@@ -28,6 +28,10 @@ limit of (5) as e → 0: the noise dominates, no update).
 The mean of nlab labels is computed as ỹ_1 + Σ_{j>1}(ỹ_j − ỹ_1)/nlab, so equal
 labels (v = 0) give exactly ỹ_1.
 
+Finite state: a round whose ŷ, error, ‖x‖², step or any new w_i is not finite changes
+nothing and stops the loop (the kernels return its index; the learner raises naming the
+row). a of auto_self_tuned stays in [A_MIN, A_MAX].
+
 Label budgets (which rounds get k labels instead of 1), STRATEGY_*:
 
 - ALL: every round uses all the labels given (no budget).
@@ -63,6 +67,9 @@ STRATEGY_AUTO_TUNED = 4
 TUNE_EVERY = 100
 #: the fraction of the budget auto_self_tuned aims at (the paper's "limited budget")
 TUNE_TARGET = 0.95
+#: the range of auto_self_tuned's a (doubling or halving never leaves it, so a stays finite and > 0)
+A_MIN = 1e-300
+A_MAX = 1e300
 
 
 @njit(cache=True)
@@ -88,7 +95,8 @@ def scaling_alpha(v, e2, r, sq):
 @njit(cache=True)
 def ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
     """Update w from the first ``nlab`` labels in ``lab``; ``v1`` the known variance of one label,
-    ``yc`` the clean target (RULE_OPT only). Returns α."""
+    ``yc`` the clean target (RULE_OPT only). Returns False (and changes nothing) when the round
+    would make w non-finite, else True."""
     sq = 0.0
     for p in range(nnz):
         sq += val[p] * val[p]
@@ -125,9 +133,14 @@ def ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
                 e = err
             alpha = scaling_alpha(v, e * e, r, sq)
     coef = alpha * err / (r + alpha * sq)
+    if not (np.isfinite(err) and np.isfinite(sq) and np.isfinite(coef)):
+        return False
+    for p in range(nnz):
+        if not np.isfinite(w[idx[p]] + coef * val[p]):
+            return False
     for p in range(nnz):
         w[idx[p]] += coef * val[p]
-    return alpha
+    return True
 
 
 @njit(cache=True)
@@ -152,26 +165,28 @@ def tune_a(spent, t, budget, a):
         rate = spent / (t + 1)
         target = TUNE_TARGET * budget
         if rate > target:
-            a = a * 2.0
+            a = min(a * 2.0, A_MAX)
         elif rate < target:
-            a = a * 0.5
+            a = max(a * 0.5, A_MIN)
     return a
 
 
 @njit(cache=True)
 def ors_round(w, idx, val, nnz, lab, ncols, v1, yc, u, rule, known, r, beta,
               strategy, budget, k, p, n_begin, t, spent, a):
-    """One round: predict, choose the number of labels, update. Returns (ŷ, nlab, spent, a)."""
+    """One round: predict, choose the number of labels, update. Returns (ŷ, nlab, spent, a, ok); a round
+    that is not ok left w, spent and a as they were."""
     yhat = row_dot(w, idx, val, nnz)
     if strategy == STRATEGY_ALL:
         nlab = ncols
     else:
         nlab = n_labels_for_round(lab[0], yhat, u, strategy, budget, k, p, n_begin, t, spent, a)
+    if not ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
+        return yhat, nlab, spent, a, False
     spent += nlab
-    ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta)
     if strategy == STRATEGY_AUTO_TUNED:
         a = tune_a(spent, t, budget, a)
-    return yhat, nlab, spent, a
+    return yhat, nlab, spent, a, True
 
 
 @njit(cache=True)
@@ -190,7 +205,8 @@ def ors_learn(w, Xd, indptr, indices, data, sparse, Y, variance, y_clean, u, rul
               strategy, budget, k, p, n_begin, t, spent, a, out_nlab):
     """Process rows in order; Y (n, ncols) holds each row's labels (a budget strategy reads the
     first, then the first k when it queries). ``u`` one uniform a row (empty without a budget).
-    Returns (t, spent, a) after the rows."""
+    Returns (t, spent, a, bad) after the rows; bad ≥ 0: the row whose round was refused (not finite;
+    the rows before it are learned, it and the rest are not), −1: none."""
     n = Y.shape[0]
     ncols = Y.shape[1]
     d = w.shape[0]
@@ -200,11 +216,13 @@ def ors_learn(w, Xd, indptr, indices, data, sparse, Y, variance, y_clean, u, rul
     for i in range(n):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         ui = u[i] if has_u else 0.0
-        yhat, nlab, spent, a = ors_round(w, idx, val, nnz, Y[i], ncols, variance[i], y_clean[i], ui,
-                                         rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
+        yhat, nlab, spent, a, ok = ors_round(w, idx, val, nnz, Y[i], ncols, variance[i], y_clean[i], ui,
+                                             rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
+        if not ok:
+            return t, spent, a, i
         out_nlab[i] = nlab
         t += 1
-    return t, spent, a
+    return t, spent, a, -1
 
 
 @njit(cache=True)
@@ -212,7 +230,8 @@ def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, 
                  strategy, budget, k, p, n_begin, t, spent, a, sqerr, out_nlab):
     """Simulation loop under GaussianNoise: round s uses row order[s], variance v[s] and the
     standard normals z[s·kmax : (s+1)·kmax] (label j = y + √v·z_j, as GaussianNoise.respond).
-    Writes sqerr[s] = (ŷ − y)² against the clean target and out_nlab[s]. Returns (t, spent, a)."""
+    Writes sqerr[s] = (ŷ − y)² against the clean target and out_nlab[s]. Returns (t, spent, a, bad) as
+    :func:`ors_learn` (bad: the round)."""
     d = w.shape[0]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -226,10 +245,12 @@ def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, 
         for j in range(kmax):
             lab[j] = yi + sd * z[s * kmax + j]
         us = u[s] if has_u else 0.0
-        yhat, nlab, spent, a = ors_round(w, idx, val, nnz, lab, kmax, v[s], yi, us,
-                                         rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
+        yhat, nlab, spent, a, ok = ors_round(w, idx, val, nnz, lab, kmax, v[s], yi, us,
+                                             rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
+        if not ok:
+            return t, spent, a, s
         diff = yhat - yi
         sqerr[s] = diff * diff
         out_nlab[s] = nlab
         t += 1
-    return t, spent, a
+    return t, spent, a, -1

@@ -373,10 +373,19 @@ def _list_of(v: Any) -> Any:
     return [_named(v)] if isinstance(v, str) else v
 
 
+def _plain_name(v: Any) -> Any:
+    """A config name is a file name (it names ./results/<name>): no path separator, not '.' or '..'."""
+    if isinstance(v, str) and (not v.strip() or "/" in v or "\\" in v or "\0" in v or v.strip() in (".", "..")
+                               or os.path.isabs(v) or v.startswith("~")):
+        raise PydanticCustomError("name", "must be a plain name (it names the folder ./results/<name>): no '/', "
+                                          "'\\', '..' or absolute path; got {got}", {"got": repr(v)})
+    return v
+
+
 class ExperimentConfig(_Model):
     """A whole experiment: datasets × channels × learners × their parameters × seeds."""
 
-    name: str | None = None
+    name: Annotated[str | None, BeforeValidator(_plain_name)] = None
     description: str = ""
     n_rounds: _rounds_that_fit()
     checkpoints: Checkpoints = 100

@@ -45,6 +45,8 @@ __all__ = ["Estimate", "evaluate", "policy_probabilities", "RewardModel", "ESTIM
 ESTIMATORS = ("ips", "snips", "dm", "dr")
 INTERVALS = ("bootstrap", "normal", "bernstein", "none")
 N_BOOTSTRAP = 1000
+#: the fewest rows an interval is computed from (one row has no spread: a zero-width "interval")
+MIN_INTERVAL_ROWS = 2
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,11 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     n_actions : int, optional
         K, checked against the policy.
 
+    Refused with ``ValueError``: no rows; an interval other than ``"none"`` from fewer than
+    ``MIN_INTERVAL_ROWS`` = 2 rows (one row has no spread; ``interval="none"`` gives the point
+    estimate); a propensity so small that a row's importance weight π/p, or its term, is not finite
+    (e.g. 5e-324), naming the row.
+
     Returns
     -------
     Estimate
@@ -367,10 +374,21 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     else:
         P = policy_probabilities(policy, X, n_actions)
     n, K = P.shape
+    if n == 0:
+        raise ValueError("evaluate needs at least one logged row; got none.")
+    if interval != "none" and n < MIN_INTERVAL_ROWS:
+        raise ValueError(f"evaluate: a {interval!r} interval needs at least {MIN_INTERVAL_ROWS} logged rows; got {n}. "
+                         "Pass interval='none' for the point estimate alone.")
     noisy = rho0 != 0 or rho1 != 0
     a, r, p = _check_log(actions, rewards, propensities, n, K, binary=noisy)
     hr = noise_correct(r, rho0, rho1) if noisy else r
-    w = P[np.arange(n), a] / p
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = P[np.arange(n), a] / p
+        bad = ~np.isfinite(w) | ~np.isfinite(w * hr)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"propensities must be large enough for a finite importance weight π/p; row {row} has "
+                         f"propensity {float(p[row])!r} (weight {float(w[row])!r}).")
     weights = None
     if estimator == "ips":
         terms = w * hr

@@ -102,6 +102,7 @@ class RCINE(RCNBF):
         "warm_l2_": OneOf((IsNone(), Interval(0, None))),
         "warm_components_": Array((None, "d")),
     }
+    _optional_state = staticmethod(lambda p: () if p.get("warm_start") else ("warm_l2_", "warm_components_"))
 
     def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "mixture",
                  estimate_every: int | None = None, warm_start: bool = False, seed: int | None = None):

@@ -69,7 +69,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     ----------
     n_classes : int
         Number of classes K.
-    m : int in [1, K-1]
+    m : int in [1, K-1], default 2 (the smallest set of the paper's experiments; K = 2 needs m = 1)
         Size of the proposed label set.
     gamma : float in (0, 1)
         Exploration rate γ.
@@ -107,7 +107,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     }
     _test_params = {"n_classes": 4, "m": 2, "gamma": 0.3, "rho0": 0.1, "rho1": 0.1, "seed": 0}
 
-    def __init__(self, n_classes: int, m: int, gamma: float = 0.1, rho0: float = 0.0, rho1: float = 0.0,
+    def __init__(self, n_classes: int, m: int = 2, gamma: float = 0.1, rho0: float = 0.0, rho1: float = 0.0,
                  seed: int | None = None):
         self.n_classes = n_classes
         self.m = m

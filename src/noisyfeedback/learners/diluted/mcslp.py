@@ -31,7 +31,7 @@ class MCSLP(SetPredictor):
     ----------
     n_classes : int
         Number of classes K.
-    m : int in [1, K-1]
+    m : int in [1, K-1], default 2 (the smallest set of the paper's experiments; K = 2 needs m = 1)
         Size of the predicted label set.
 
     Examples
@@ -57,7 +57,7 @@ class MCSLP(SetPredictor):
     _parameter_constraints = {"m": Integer(1)}
     _test_params = {"n_classes": 4, "m": 2}
 
-    def __init__(self, n_classes: int, m: int):
+    def __init__(self, n_classes: int, m: int = 2):
         self.n_classes = n_classes
         self.m = m
 

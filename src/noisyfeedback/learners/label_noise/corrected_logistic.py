@@ -251,6 +251,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "estimate_C_": Interval(0, None, closed="neither"),
         "accum_": Array((None,)),
     }
+    #: diagnostics of some fits (Cs=, confusion="estimate") and DataFrame column names
+    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_", "cv_losses_", "estimate_C_"})
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "correction": Options(_CORRECTIONS),
         "C": Interval(0, None, closed="neither"),
@@ -528,6 +530,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
             self.C_ = float(self.C)
         self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
         self.n_seen_ = float(sw.sum())
+        self.accum_ = np.zeros(self.coef_.size + K)  # partial_fit after fit: AdaGrad's sums start at 0
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None) -> "CorrectedLogisticRegression":
@@ -562,16 +565,22 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         batch = 64
         for s in range(0, X.shape[0], batch):
             e = min(s + batch, X.shape[0])
-            self.n_seen_ += float(sw[s:e].sum())
+            n_seen = self.n_seen_ + float(sw[s:e].sum())
             theta = np.concatenate([self.coef_.ravel(), self.intercept_])
-            _, g = corrected_loss_grad(
-                theta, X[s:e], yi[s:e], K, None if logC_rows is None else logC_rows[s:e],
-                None if A_rows is None else A_rows[s:e], sw[s:e],
-                float(self.C) * max(self.n_seen_, 1.0) / max(float(sw[s:e].sum()), 1e-12), True)
-            if not self.fit_intercept:
-                g[K * d:] = 0.0
-            self.accum_ += g * g
-            theta -= float(self.learning_rate) * g / (np.sqrt(self.accum_) + 1e-8)
+            with np.errstate(over="ignore", invalid="ignore"):
+                _, g = corrected_loss_grad(
+                    theta, X[s:e], yi[s:e], K, None if logC_rows is None else logC_rows[s:e],
+                    None if A_rows is None else A_rows[s:e], sw[s:e],
+                    float(self.C) * max(n_seen, 1.0) / max(float(sw[s:e].sum()), 1e-12), True)
+                if not self.fit_intercept:
+                    g[K * d:] = 0.0
+                accum = self.accum_ + g * g
+                theta = theta - float(self.learning_rate) * g / (np.sqrt(accum) + 1e-8)
+            if not (np.isfinite(theta).all() and np.isfinite(accum).all()):
+                raise ValueError(f"CorrectedLogisticRegression.partial_fit: rows {s}..{e - 1} would make the weights "
+                                 "non-finite (lower learning_rate or rescale X); the state is as before those rows.")
+            self.n_seen_ = n_seen
+            self.accum_ = accum
             self._set_theta(theta, K, d)
             self.n_iter_ += 1
         return self

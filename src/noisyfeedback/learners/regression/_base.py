@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..._state import Array
 from ..._validation import Integer, check_X
 from ...base import Learner, Tags, make_rng
 from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
+from ...kernels.rls import STATUS_NONFINITE
 from .._linear import kernel_view
 
 __all__ = ["LinearRegressor", "check_targets"]
@@ -23,8 +25,13 @@ def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2
     Returns a C-contiguous float64 array; NaN/inf raise ``ValueError`` naming the row.
     """
     arr = np.asarray(y)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) \
-            or arr.dtype == bool:
+    if arr.dtype == object:  # numbers in an object array (scikit-learn's convention) are read as such
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"Unknown label type: {name} must hold real-valued targets; got objects that are "
+                            "not numbers.") from None
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) or arr.dtype == bool:
         raise TypeError(f"{name} must hold real-valued targets; got dtype {arr.dtype}.")
     if arr.ndim != 1 and not (allow_2d and arr.ndim == 2):
         shape = "1-D (one target a row) or 2-D (rows, labels a row)" if allow_2d else "1-D"
@@ -39,8 +46,55 @@ def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2
     return arr
 
 
+def _sklearn_prevalidate(X, owner: str):
+    """scikit-learn's conventions for odd X before our own check: complex refused as such, object arrays of
+    numbers converted (else TypeError), 1-D refused with the reshape advice."""
+    if sp.issparse(X) or hasattr(X, "iloc") or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
+        return X
+    arr = np.asarray(X)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported: X of {owner} must hold real numbers.")
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"X of {owner} must hold real numbers ({e}).") from None
+    if arr.ndim == 1:
+        raise ValueError(f"X of {owner} must be 2-D (n_samples, n_features); got shape {arr.shape}. Reshape your "
+                         "data with x.reshape(1, -1) for a single sample or x.reshape(-1, 1) for one feature.")
+    return arr
+
+
+def _sklearn_fit_checks(learner, X, y):
+    """fit's checks beyond learn's (scikit-learn's batch face): y given, at least one row, a column-vector y
+    warned about and raveled (learn reads an (n, 1) y as one label a row: the same numbers)."""
+    owner = type(learner).__name__
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
+    shape = X.shape if hasattr(X, "shape") else np.asarray(X).shape
+    if len(shape) == 2 and shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={tuple(shape)}) while a minimum of 1 is required "
+                         f"by {owner}.")
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required "
+                         f"by {owner}.")
+    arr = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
+    if arr.ndim == 2 and arr.shape[1] == 1 and learner.labels_per_round == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected; read as one label a row.",
+                      DataConversionWarning, stacklevel=3)
+        return arr.ravel()
+    return y
+
+
 class LinearRegressor(Learner):
     """An online linear regressor ŷ = w·x trained from noisy targets (``GaussianNoise`` feedback).
+
+    A row whose update would make ``w_`` non-finite (an overflowing x, label, prediction or ‖x‖²)
+    raises ``ValueError`` naming the row, with the state (and random stream) as before that row.
 
     Subclasses set the kernel configuration in :meth:`_config`. State: ``w_`` (d,),
     ``rounds_`` (rounds learned from), ``labels_`` (noisy labels used so far).
@@ -99,22 +153,44 @@ class LinearRegressor(Learner):
     def n_features_(self) -> int:
         return self.w_.shape[0]
 
+    @property
+    def n_features_in_(self) -> int:
+        """Number of features seen (scikit-learn's name); absent before learning."""
+        if not hasattr(self, "w_"):
+            raise AttributeError(f"{type(self).__name__} has not learned yet: no n_features_in_.")
+        return self.w_.shape[0]
+
     def _check_X(self, X, fitting: bool):
         self._validate_params()  # every entry point: parameters may have been changed since fitting
+        owner = type(self).__name__
+        X = _sklearn_prevalidate(X, owner)
         n_features = self.w_.shape[0] if hasattr(self, "w_") else None
-        X = check_X(X, n_features=n_features, owner=type(self).__name__)
+        if n_features is not None and getattr(X, "ndim", 0) == 2 and X.shape[1] != n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as "
+                             "input (the learner was fitted with that many).")
+        X = check_X(X, n_features=n_features, owner=owner)
         if fitting:
             self._init_state(X.shape[1])
         return X
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """R² of ``predict(X)`` against ``y`` (scikit-learn's regressor score)."""
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(y, self.predict(X), sample_weight=sample_weight))
+
     # ----------------------------------------------------------- inference
     def predict(self, X) -> np.ndarray:
-        """Predictions w·x, shape (n_samples,); zeros before any learning."""
+        """Predictions w·x, shape (n_samples,). Before any learning: scikit-learn's ``NotFittedError``."""
         self._validate_params()
+        if not hasattr(self, "w_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet: call fit, partial_fit "
+                                 "or learn before predict.")
         X = self._check_X(X, fitting=False)
         out = np.zeros(X.shape[0], dtype=np.float64)
-        if hasattr(self, "w_"):
-            regression_predict(self.w_, *kernel_view(X), out)
+        regression_predict(self.w_, *kernel_view(X), out)
         return out
 
     # ------------------------------------------------------------ learning
@@ -147,15 +223,32 @@ class LinearRegressor(Learner):
         self._check_label_columns(Y.shape[1])
         v = self._check_variance(variance, n)
         yc = self._check_clean(y_clean, n)
+        rng_state = self.rng_.bit_generator.state if self.draws_per_round else None
         u = self.rng_.random(n * self.draws_per_round) if self.draws_per_round else _EMPTY
         out_nlab = np.empty(n, dtype=np.int64)
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
-                                strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
-                                float(self._tuning_state()), out_nlab)
+        t, spent, a, bad = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
+                                     strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
+                                     float(self._tuning_state()), out_nlab)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if bad >= 0:
+            self._rewind_rng(rng_state, bad)
+            self._refuse_row(STATUS_NONFINITE, f"row {bad}", None)
         return self
+
+    def _rewind_rng(self, state, n_rows: int) -> None:
+        """After a refused row: the learner's random stream as if only the rows before it were drawn for."""
+        if state is not None:
+            self.rng_.bit_generator.state = state
+            self.rng_.random(n_rows * self.draws_per_round)
+
+    def _refuse_row(self, status: int, where: str, v) -> None:
+        """Raise the ValueError of a round the kernel refused: its update would make the state non-finite."""
+        raise ValueError(
+            f"{type(self).__name__}: {where} would make the learned state non-finite (its prediction, error, "
+            "norm or update overflows); rescale X or the targets. The learned state is as before that row."
+        )
 
     def partial_fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
         """scikit-learn style alias of :meth:`learn`."""
@@ -163,6 +256,7 @@ class LinearRegressor(Learner):
 
     def fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
         """One pass over (X, y) in order from scratch (discards learned state); returns self."""
+        y = _sklearn_fit_checks(self, X, y)
         self._reset()
         return self.learn(X, y, variance=variance, y_clean=y_clean)
 
@@ -199,9 +293,11 @@ class LinearRegressor(Learner):
     def _simulate_targets(self, X, y, order, u_learner, variances, normals, sqerr, n_labels) -> None:
         """Run rounds ``order`` in the compiled loop (see ``nf.simulate``); writes sqerr and n_labels."""
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals, self.labels_per_round,
-                                   u_learner, rule, known, r, beta, strategy, B, k, p, n_begin,
-                                   int(self.rounds_), int(self.labels_), float(self._tuning_state()),
-                                   sqerr, n_labels)
+        t, spent, a, bad = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals,
+                                        self.labels_per_round, u_learner, rule, known, r, beta, strategy, B, k, p,
+                                        n_begin, int(self.rounds_), int(self.labels_), float(self._tuning_state()),
+                                        sqerr, n_labels)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if bad >= 0:
+            self._refuse_row(STATUS_NONFINITE, f"round {t} (row {int(order[bad])} of X)", None)

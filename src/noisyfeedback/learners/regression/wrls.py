@@ -8,7 +8,15 @@ import numpy as np
 
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options
-from ...kernels.rls import VAR_KNOWN, VAR_NONE, VAR_UNKNOWN, rls_learn, rls_simulate
+from ...kernels.rls import (
+    STATUS_CONTRADICTS,
+    STATUS_OK,
+    VAR_KNOWN,
+    VAR_NONE,
+    VAR_UNKNOWN,
+    rls_learn,
+    rls_simulate,
+)
 from .._linear import kernel_view
 from ._base import LinearRegressor, check_targets
 from .budget import STRATEGIES, budget_plan
@@ -39,14 +47,25 @@ class WeightedRLS(LinearRegressor):
         (one sample with the prediction); shrunk to their running mean v̄,
         ŝ = (shrink·v̄ + s)/(shrink + 1) (``shrink=inf``: the online estimate v̄ alone).
 
+    Exact rows: a variance of 0 (or so small that double precision cannot weigh it against the
+    prior, v ≤ 1e-10·‖x‖²/λ) makes the row an exact constraint w·x = ỹ: w is then the weighted
+    ridge solution of the other rows subject to every exact row (the limit v → 0; tested against
+    the KKT system). An exact row whose x is already determined by earlier exact rows changes
+    nothing if it agrees with them and raises ``ValueError`` naming the row if it contradicts them
+    (no solution exists; give such rows a positive variance).
+
+    Finite state: a row whose update would make w, P or the variance estimate non-finite (an
+    overflowing x, label or prediction) raises ``ValueError`` naming the row; the learned state
+    (and the random stream) is as before that row, the rows before it learned.
+
     Label budgets (``budget``, ``strategy``, ``a``, ``horizon``) as :class:`ORS`.
     scikit-learn face: ``fit(X, y, sample_weight)`` / ``partial_fit`` with
     ``sample_weight`` = 1/variance, ``predict``.
 
     Parameters
     ----------
-    lam : float > 0, default 1.0
-        Ridge λ (prior precision of w).
+    lam : float in [1e-300, 1e300), default 1.0
+        Ridge λ (prior precision of w; the range keeps P₀ = I/λ finite).
     variance : {"known", "unknown", "none"}, default "known"
     n_labels : int >= 1, default 1
         Noisy labels a round without a budget (2: ORS's "two samples").
@@ -74,7 +93,7 @@ class WeightedRLS(LinearRegressor):
     """
 
     _parameter_constraints = {
-        "lam": Interval(0, None, closed="neither"),
+        "lam": Interval(1e-300, 1e300, closed="left"),
         "variance": Options(tuple(_VARIANCES)),
         "n_labels": Integer(1),
         "shrink": OneOf((Interval(0, None), Options((float("inf"),)))),
@@ -181,15 +200,31 @@ class WeightedRLS(LinearRegressor):
             Y = Y.reshape(n, 1)
         self._check_label_columns(Y.shape[1])
         v = self._check_variance_inf(variance, n)
+        rng_state = self.rng_.bit_generator.state if self.draws_per_round else None
         u = self.rng_.random(n * self.draws_per_round) if self.draws_per_round else _EMPTY
         out_nlab = np.empty(n, dtype=np.int64)
         vmode, shrink, vfloor, strategy, B, k, p, n_begin = self._kconfig()
-        t, spent, a = rls_learn(self.w_, self.P_, *kernel_view(X), Y, v, u, vmode, shrink, vfloor, self.vstate_,
-                                strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
-                                float(self._tuning_state()), out_nlab)
+        t, spent, a, bad, status = rls_learn(self.w_, self.P_, *kernel_view(X), Y, v, u, vmode, shrink, vfloor,
+                                             self.vstate_, strategy, B, k, p, n_begin, int(self.rounds_),
+                                             int(self.labels_), float(self._tuning_state()), out_nlab,
+                                             float(self.lam))
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if status != STATUS_OK:
+            self._rewind_rng(rng_state, bad)
+            self._refuse_row(status, f"row {bad}", v[bad] if v.size else None)
         return self
+
+    def _refuse_row(self, status: int, where: str, v) -> None:
+        """Raise the ValueError of a round the kernel refused (the state is as before it)."""
+        if status == STATUS_CONTRADICTS:
+            raise ValueError(
+                f"WeightedRLS: {where} is an exact constraint (variance {v!r} <= 1e-10·‖x‖²/lam, 0 included) whose "
+                "x is already determined by earlier exact rows, and its label contradicts them: weighted least "
+                "squares with these exact constraints has no solution. Give such rows a positive variance. "
+                "The learned state is as before that row."
+            )
+        super()._refuse_row(status, where, v)
 
     def _check_variance_inf(self, variance, n: int) -> np.ndarray:
         if variance is None:
@@ -221,15 +256,22 @@ class WeightedRLS(LinearRegressor):
 
     def fit(self, X, y, sample_weight=None) -> "WeightedRLS":
         """Forget, then :meth:`partial_fit` on the rows in order (the weighted ridge solution). Returns self."""
+        from ._base import _sklearn_fit_checks
+
+        y = _sklearn_fit_checks(self, X, y)
+        if sample_weight is not None and np.asarray(sample_weight).size and not np.any(np.asarray(sample_weight) != 0):
+            raise ValueError("sample weights are all zero: there is nothing to fit.")
         self._reset()
         return self.partial_fit(X, y, sample_weight=sample_weight)
 
     # ------------------------------------------------------------ simulate
     def _simulate_targets(self, X, y, order, u_learner, variances, normals, sqerr, n_labels) -> None:
         vmode, shrink, vfloor, strategy, B, k, p, n_begin = self._kconfig()
-        t, spent, a = rls_simulate(self.w_, self.P_, *kernel_view(X), y, order, variances, normals,
-                                   self.labels_per_round, u_learner, vmode, shrink, vfloor, self.vstate_,
-                                   strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
-                                   float(self._tuning_state()), sqerr, n_labels)
+        t, spent, a, bad, status = rls_simulate(
+            self.w_, self.P_, *kernel_view(X), y, order, variances, normals, self.labels_per_round, u_learner,
+            vmode, shrink, vfloor, self.vstate_, strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
+            float(self._tuning_state()), sqerr, n_labels, float(self.lam))
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
+        if status != STATUS_OK:
+            self._refuse_row(status, f"round {t} (row {int(order[bad])} of X)", float(variances[bad]))

@@ -146,6 +146,11 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
                              y_numeric=False, reset=True)
         X = check_X(X, owner=type(self).__name__)
         check_classification_targets(y)
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        bad = ~np.isfinite(sq)
+        if bad.any():  # the solvers divide by ‖x‖² and add multiples of x: both must stay finite
+            raise ValueError(f"X of {type(self).__name__}: the squared norm of row {int(np.flatnonzero(bad)[0])} "
+                             "overflows; rescale X.")
         return X, y
 
     def _check_X(self, X):
@@ -167,6 +172,10 @@ class BinaryLinearLearner(EstimatorMixin, ClassifierMixin, BaseEstimator):
         return np.hstack([X, np.ones((X.shape[0], 1))])
 
     def _split_coef(self, w: np.ndarray) -> None:
+        if not np.isfinite(w).all():
+            self._reset()
+            raise ValueError(f"{type(self).__name__}: the fit diverged (non-finite weights); rescale X or raise "
+                             "lam. Nothing was learned.")
         if self.fit_intercept:
             self.coef_ = np.ascontiguousarray(w[:-1])
             self.intercept_ = float(w[-1])
