@@ -13,6 +13,7 @@ from ._version import __version__
 from . import datasets, feedback, metrics, noise
 from . import ope
 from .base import Learner, load
+from .noise import find_label_issues
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import EpsilonGreedy, SquareCB
@@ -32,6 +33,7 @@ __all__ = [
     "load",
     "simulate",
     "fit_batch",
+    "find_label_issues",
     "Trace",
     "Perceptron",
     "Banditron",

@@ -23,7 +23,6 @@ flipped); both are scored on held-out rows against the clean labels.
 from __future__ import annotations
 
 import re
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager

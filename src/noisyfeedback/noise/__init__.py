@@ -7,11 +7,14 @@
   plateau calibration.
 - :func:`estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
 
-Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`.
+Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`;
+:func:`find_label_issues` (the rows whose label is likely wrong, by the Bayes posterior of a flip) in
+:mod:`noisyfeedback.noise.label_issues`.
 """
 
 from ._common import FlipRateWarning, clip_rates
 from .estimate import DEFAULT_METHOD, METHODS, estimate_flip_rates
+from .label_issues import find_label_issues
 from .mixture import estimate_mixture
 from .nrest import estimate_nrest
 
@@ -23,4 +26,5 @@ __all__ = [
     "estimate_nrest",
     "clip_rates",
     "FlipRateWarning",
+    "find_label_issues",
 ]

@@ -1,7 +1,7 @@
 """The decision service: rank and reward over HTTP, learning online from noisy clicks.
 
-``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see the
-README's "Deploy" section. Modules: :mod:`.engine` (model, log order, recovery), :mod:`.storage`
+``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see
+docs/deploy.md. Modules: :mod:`.engine` (model, log order, recovery), :mod:`.storage`
 (the log interface and SQLite), :mod:`.app` (the HTTP API), :mod:`.auth` (API keys),
 :mod:`.metrics`, :mod:`.policy` (action distributions), :mod:`.evaluate` (off-policy estimates),
 :mod:`.export` (Parquet and VW cb). Needs the ``service`` extra (FastAPI, uvicorn).

@@ -48,7 +48,7 @@ def serve(
     snapshot_dir: Annotated[Optional[Path], typer.Option("--snapshot-dir", help="Folder of the model snapshots "
                                                          "(default: DB.snapshots next to a SQLite file).")] = None,
 ) -> None:
-    """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
+    """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see docs/deploy.md)."""
     import uvicorn
 
     from ..registry import parse_params

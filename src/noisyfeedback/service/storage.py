@@ -5,7 +5,7 @@ the context as float64 bytes, the action, its propensity, the distribution, the 
 from the learner's stream), ``rewards`` (one per accepted ``/reward``; ``seq`` is the order of arrival at
 the writer, i.e. the order of commit, and THE order in which the model learns), ``snapshots`` (model files
 and the log positions they cover), ``api_keys`` (SHA-256 hashes and roles) and ``meta`` (the service's
-configuration). A PostgreSQL implementation needs the same methods (see the README's "Deploy" section);
+configuration). A PostgreSQL implementation needs the same methods (see docs/deploy.md, "PostgreSQL");
 :func:`noisyfeedback.service.stores.open_storage` opens either from a path or a DSN.
 """
 

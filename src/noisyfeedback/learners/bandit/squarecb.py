@@ -38,7 +38,7 @@ class SquareCB(OracleBandit):
     m : int in [1, K-1]
         1: one action, ``NoisyBandit`` feedback; m > 1: a set of m labels, ``Diluted(m)`` feedback.
     gamma_scale, gamma_exponent : float
-        γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by the sweep in benchmarks/TUNING.md).
+        γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by a sweep on tuning data: benchmarks/RESULTS.md).
     learning_rate : float > 0
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
     oracle : {"adagrad", "normalized", "ridge"}
