@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench docs install clean
 
 # The pass without the JIT runs the kernels as plain Python (every kernel module, by its tests):
 # kernels/linear.py, perceptron.py, bandit.py: test_kernels, test_simulate, test_rcnbf, test_rcine;
@@ -34,9 +34,14 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
 
+# the documentation site (guides, tutorials, API reference from the docstrings) into site/;
+# tests/test_docs.py runs the same strict build as part of `make test`
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"
 	$(PY) benchmarks/run.py --data-dir $${DATA_DIR:-../shared/data}
 
 clean:
-	rm -rf $(VENV) noisyfeedback-report .pytest_cache
+	rm -rf $(VENV) noisyfeedback-report .pytest_cache site

@@ -1,5 +1,5 @@
 """Label noise with a known confusion matrix: CorrectedLogisticRegression vs UMA, plain logistic
-regression on the noisy labels and cleanlab's CleanLearning(LogisticRegression()) (issue #16).
+regression on the noisy labels and cleanlab's CleanLearning(LogisticRegression()).
 
 Settings: digits (1,200 training rows, the rest test), UCI Letter (16,000 / 4,000, from
 ``--data-dir``) and the UMA toy (K = 10, d = 10, margin 0.05, 4,000 / 4,000); symmetric
@@ -10,7 +10,7 @@ Seeds: ``TEST_SEEDS`` for the reported numbers; ``TUNE_SEEDS`` (disjoint) for ch
     python benchmarks/label_noise.py --data-dir ../shared/data [--tune] [--datasets digits,toy]
         [--kinds symmetric,pair] [--rhos 0.2,0.4,0.6] [--out runs.csv]
 
-benchmarks/label_noise_report.py merges the CSVs into the acceptance tables of LABEL_NOISE.md.
+benchmarks/label_noise_report.py merges the CSVs into the label-noise tables of RESULTS.md.
 """
 
 from __future__ import annotations

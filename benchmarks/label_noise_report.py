@@ -1,10 +1,10 @@
-"""Acceptance tables of issue #16 (1 and 2) from the CSVs of benchmarks/label_noise.py.
+"""The label-noise tables of RESULTS.md (known C; estimated C) from the CSVs of benchmarks/label_noise.py.
 
     python benchmarks/label_noise_report.py runs1.csv [runs2.csv ...]
 
-"Below" (acceptance 1): the peer's mean test error exceeds ours by more than one standard error of the
+"Below" (known C): the peer's mean test error exceeds ours by more than one standard error of the
 difference, sqrt(se_ours² + se_peer²) (5 seeds; unpaired, so conservative); a smaller gap is a tie.
-"No worse" (acceptance 2): mean(estimate) ≤ mean(cleanlab) + that standard error. Identifiable: the true
+"No worse" (estimated C): mean(estimate) ≤ mean(cleanlab) + that standard error. Identifiable: the true
 class keeps the largest share of its column of C (pair flips at 0.6 are not).
 """
 
@@ -88,9 +88,9 @@ def main(argv=None) -> int:
     df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     order = {"digits": 0, "letter": 1, "toy": 2}
     df = df.sort_values(["data", "kind", "rho"], key=lambda s: s.map(order) if s.name == "data" else s)
-    print("### Acceptance 1: known C, test error (mean ± s.e. over seeds)\n")
+    print("### Known C: test error (mean ± s.e. over seeds)\n")
     print(markdown(acceptance1(df), index=False))
-    print("\n### Acceptance 2: confusion=\"estimate\" vs cleanlab; estimated C\n")
+    print("\n### Estimated C: confusion=\"estimate\" vs cleanlab\n")
     print(markdown(acceptance2(df), index=False))
     print("\nSeconds per fit (mean over all settings):\n")
     t = df.groupby(["data", "learner"])["seconds"].mean().unstack().round(2)

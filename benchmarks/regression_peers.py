@@ -1,4 +1,4 @@
-"""Noisy regression targets (issue #16): WeightedRLS vs tuned ORS, NLMS, padasip RLS/NLMS, river LinearRegression.
+"""Noisy regression targets: WeightedRLS vs tuned ORS, NLMS, padasip RLS/NLMS, river LinearRegression.
 
 The paper's synthetic task (d = 20, v_t ~ U[0, M]) and channel equalization, 10,000 rounds,
 mean squared error against the clean target along the stream (the paper's measure). ORS and
@@ -131,7 +131,7 @@ def run(seeds=TEST_SEEDS, settings=SETTINGS, peers=True) -> "pd.DataFrame":
 
 
 def acceptance(df) -> "pd.DataFrame":
-    """Issue #16, acceptance 3: per setting, WeightedRLS (known) / best tuned ORS (known rules but the oracle
+    """The comparison that matters, per setting: WeightedRLS (known) / best tuned ORS (known rules but the oracle
     "opt", which reads the clean target), and
     WeightedRLS (unknown, 1 and 2 labels) against the best of ORS's unknown-variance rules; mean ± s.e."""
     import pandas as pd
@@ -170,7 +170,7 @@ def markdown(df, index=True) -> str:
 
 
 def tables(df) -> str:
-    """The per-learner table (mean ± s.e. of the MSE, settings as columns) and the acceptance table."""
+    """The per-learner table (mean ± s.e. of the MSE, settings as columns) and the comparison table."""
     import pandas as pd
 
     g = df.groupby(["data", "M", "learner"])["mse"]

@@ -1,4 +1,4 @@
-"""Load test of the decision service (#20, acceptance 4): rank+reward pairs over HTTP on 127.0.0.1.
+"""Load test of the decision service: rank+reward pairs over HTTP on 127.0.0.1.
 
 Starts ``noisyfeedback serve`` (RCNBF, K = 10, d = 64, SQLite log with synchronous=FULL: every
 acknowledged request is fsynced) in a subprocess and drives it from an asyncio loop with ``--conns``

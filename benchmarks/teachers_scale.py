@@ -1,4 +1,4 @@
-"""Scale check of EvilTeacherSVM (docs/algorithms.md §4.12, issue 8): a sparse problem with
+"""Scale check of EvilTeacherSVM (docs/algorithms.md §4.12): a sparse problem with
 m = 100 000 rows, d = 20 000 features (0.5 % dense), 100 teachers (30 evil), solved
 to a relative duality gap of 1e-6. Target: under 2 minutes on the 2-core machine.
 

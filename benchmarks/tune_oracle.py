@@ -1,4 +1,4 @@
-"""The sweep that chose the defaults of SquareCB and EpsilonGreedy (see benchmarks/TUNING.md).
+"""The sweep that chose the defaults of SquareCB and EpsilonGreedy (see benchmarks/RESULTS.md, "How the defaults were chosen").
 
 Tuning data are NOT the reported runs: the MNIST and Fashion-MNIST *test* splits (10 000 rows each),
 UCI digits and SynSep (seed 100), simulation seeds 100 and up, 200 000 rounds; the reported runs use
@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import noisyfeedback as nf  # noqa: E402
 
 SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
-#: rounds 1-2 (raw rows; benchmarks/TUNING.md) chose AdaGrad over the normalized step, ε = 0.05 and γ_scale = 10,
+#: rounds 1-2 (raw rows; benchmarks/RESULTS.md, "How the defaults were chosen") chose AdaGrad over the normalized step, ε = 0.05 and γ_scale = 10,
 #: but the best step depended on the features' scale; round 3 (this grid) is on unit-norm rows (as the oracle
 #: now sees them)
 POLICIES = [("EpsilonGreedy", {"epsilon": e}) for e in (0.02, 0.05)] + \

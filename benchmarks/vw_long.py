@@ -1,4 +1,4 @@
-"""Issue #15 acceptance 2 at full length: Vowpal Wabbit's best configuration run to 1e6 rounds.
+"""The comparison with Vowpal Wabbit at full length: Vowpal Wabbit's best configuration run to 1e6 rounds.
 
 ``recommend.py`` runs VW's small grids at the rounds per-example driving from Python affords (50,000,
 about 1.7k rounds/s for ``--squarecb -q sa``) and picks the best configuration of each mode on that run.
@@ -7,7 +7,7 @@ runs that one configuration on to ``--rounds`` on the same row order (simulation
 SquareCB with default parameters over the same rounds, in the same process. The grid is not rerun: at 1e6
 rounds it would cost 6 configurations x 10 minutes a setting.
 
-    python benchmarks/vw_long.py --data-dir ../shared/data --from benchmarks/RECOMMEND_1M.md \\
+    python benchmarks/vw_long.py --data-dir ../shared/data --from benchmarks/results/recommend_vw50k.md \\
         --datasets mnist --out benchmarks/results/vw_long_mnist.csv
     python benchmarks/vw_long.py --render benchmarks/results/vw_long_*.csv
 """
@@ -73,7 +73,7 @@ def render(paths: list[str]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
-    ap.add_argument("--from", dest="table", default=str(HERE / "RECOMMEND_1M.md"))
+    ap.add_argument("--from", dest="table", default=str(HERE / "results" / "recommend_vw50k.md"))
     ap.add_argument("--rounds", type=int, default=1_000_000)
     ap.add_argument("--datasets", default="mnist,fashion_mnist")
     ap.add_argument("--out", help="the CSV to write")

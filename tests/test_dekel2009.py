@@ -92,7 +92,7 @@ def test_sensitivity_runs(report):
     md = report.with_suffix(".md").read_text(encoding="utf-8")
     assert "whole training half" in md and "ε/√|S_t|" in md
     assert md.count("| main: 150 training examples, ε = 1 | 4 |") == 1
-    pegasos = md.split("Optimisation error of the SGD baseline")[1].split("##")[0]
+    pegasos = md.split("**Optimisation error of the SGD baseline")[1].split("##")[0]
     assert sum(ln.startswith(("| 1 vs 3 | 1 |", "| 1 vs 8 | 1 |", "| 3 vs 8 | 1 |")) for ln in pegasos.splitlines()) == 3
 
 

@@ -61,7 +61,7 @@ def test_every_figure_of_the_paper_is_in_the_report(report, markdown):
 def test_claims_cover_every_figure_and_say_whether_they_hold(markdown):
     table = markdown.split("**Claims**")[1].split("\n\n")[1]
     rows = [r for r in table.splitlines()[2:] if r.startswith("|")]
-    for fig in ("Fig. 2", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "Acceptance"):
+    for fig in ("Fig. 2", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "Target"):
         assert any(fig in r for r in rows), fig
     verdicts = [r.split("|")[4].strip() for r in rows]
     assert set(verdicts) <= {"yes", "**no**", "—"} and len(rows) >= 20
@@ -159,7 +159,7 @@ def test_claims_follow_the_measurements(report):
         return {c.what: c.holds for c in mo.make_claims(summary, pd.DataFrame(), {}, [], 1.5)}
 
     base = judged(s)
-    key = f"Acceptance ({syn}): ORS 'beta' ends with a lower MSE than NLMS on noisy labels"
+    key = f"Target ({syn}): ORS 'beta' ends with a lower MSE than NLMS on noisy labels"
     assert key in base
     worse = s.copy()
     sel = (worse["setting"] == syn) & (worse["variant"] == "beta")
@@ -195,10 +195,10 @@ def test_budget_claims_follow_the_measurements():
     assert claims["Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'"] is True
     # const (k = 0) is the best strategy here, so 'auto' does not beat it
     assert claims["Fig. 6: 'auto' usually outperforms 'begin' and 'const' (with scaling)"] is False
-    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"]
+    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget"]
     budget.loc[(budget["strategy"] == "auto_self_tuned"), "max of labels so far / rounds so far"] += 0.01
     claims = {c.what: c.holds for c in mo.make_claims(single, budget, {}, [1.5, 2.5], 1.5)}
-    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"] \
+    assert claims["Figs. 6–7: 'auto self tuned' never samples more labels than the given budget"] \
         is False
 
 

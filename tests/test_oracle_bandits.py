@@ -51,7 +51,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         row_sqnorms(*kernel_view(Xk), row_sq)
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
-                    rho0, rho1, u_l, u_f, mistakes, miss, row_sq)
+                    np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":  # the reference carries the inverses in G
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)
@@ -299,7 +299,7 @@ def test_ridge_oracle_learns_where_adagrad_is_slow():
     y = np.argmax(X @ rng.normal(size=(8, 4)), axis=1)
     ch = nf.feedback.NoisyBandit(0.2, 0.2)
     ridge = nf.simulate(nf.SquareCB(4, oracle="ridge", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
-    adagrad = nf.simulate(nf.SquareCB(4, seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
+    adagrad = nf.simulate(nf.SquareCB(4, oracle="adagrad", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
     assert ridge < 0.3 and ridge < adagrad, (ridge, adagrad)
 
 

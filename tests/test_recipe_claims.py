@@ -191,11 +191,11 @@ def test_moroshko_registered_claims_hold_and_fail():
 
     good, bad = judged(0.5, 0.5, 0.0), judged(2.0, -0.5, 0.01)
     for what in ("Fig. 2 (synthetic, M = 5, known variance): 'beta' (6) outperforms the other variants",
-                 "Acceptance (synthetic, M = 5): ORS 'beta' ends with a lower MSE than NLMS on noisy labels",
+                 "Target (synthetic, M = 5): ORS 'beta' ends with a lower MSE than NLMS on noisy labels",
                  "Fig. 4 (docs/algorithms.md §8): ORS ('beta') below NLMS at every noise level M",
                  "Fig. 5 (speech SUBSTITUTE): 'beta' works much better than just using the noisy label",
                  "Fig. 6 (uniform noise): the scaling approach outperforms 'no scaling'",
-                 "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)"):
+                 "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget"):
         assert good[what] is True and bad[what] is False, what
 
 
@@ -281,6 +281,42 @@ def test_louche2015_recommend_claims_hold_and_fail():
     for ours, want in ((0.1, True), (0.2, False)):
         claims = lo.claims.recommend_claims(lo.claims.recommend_bottom_lines(rows(ours)))
         assert len(claims) == 2 and {c.holds for c in claims} == {want}, claims
+
+
+def test_louche2015_recommend_claims_cover_the_estimated_c_case():
+    """Ours estimating C itself is judged against UMA told C, setting by setting, next to the known-C claim."""
+    from noisyfeedback.lab.papers import louche2015 as lo
+
+    known, estimated = lo.claims.RECOMMEND_OURS
+    rows = []
+    for run in (0, 1):
+        base = {"run": run, "lam": 0.6}
+        rows += [{**base, "part": "fig1a", "learner": "UMA", "error": 0.2},
+                 {**base, "part": "fig1a", "learner": "Perceptron", "error": 0.3},
+                 {**base, "part": "recommend_toy", "learner": known, "error": 0.1},
+                 {**base, "part": "recommend_toy", "learner": estimated, "error": 0.25},
+                 {**base, "part": "recommend_toy", "learner": lo.claims.RECOMMEND_PEERS[1], "error": 0.22}]
+    claims = lo.claims.recommend_claims(lo.claims.recommend_bottom_lines(pd.DataFrame(rows)))
+    assert [(c.what.split(": ")[1].split(" test")[0], c.holds) for c in claims] == [(known, True), (estimated, False)]
+    assert "estimating C" in claims[1].what and "cleanlab, which needs no C either: 0.2200" in claims[1].note
+
+
+def test_louche2015_recommend_tables_are_split_to_fit_a_page():
+    from noisyfeedback.lab.papers.louche2015.report import _split
+
+    wide = pd.DataFrame({"lam": [0.3], "seeds": [5], "paper's best": ["UMA"], "paper's best error": ["0.1 ± 0.0"],
+                         "CorrectedLogisticRegression (known C)": ["0.0 ± 0.0"],
+                         "CorrectedLogisticRegression (estimated C)": ["0.0 ± 0.0"],
+                         "LogisticRegression (noisy labels)": ["0.2 ± 0.0"],
+                         "cleanlab CleanLearning(LogisticRegression())": ["0.05 ± 0.0"],
+                         "CorrectedLogisticRegression (known C) / best": [0.0],
+                         "CorrectedLogisticRegression (estimated C) / best": [0.0]})
+    values, ratios = _split(wide)
+    assert list(values.columns) == ["λ", "runs", "ours, told C", "ours, C estimated", "cleanlab", "plain LogReg",
+                                    "paper's best", "paper's best, error"]
+    assert list(ratios.columns) == ["λ", "paper's best", "ours, told C / best", "ours, C estimated / best"]
+    # every header fits a narrow column: no name longer than a short phrase
+    assert max(len(c) for c in [*values.columns, *ratios.columns]) <= 25
 
 
 def test_moroshko_recommend_claims_hold_and_fail():

@@ -262,6 +262,8 @@ for _s in _SPECS:
 def known_names() -> list[str]:
     """The canonical names ``load`` understands, in catalog order.
 
+    Examples
+    --------
     >>> known_names()[:6]
     ['synsep', 'synnonsep', 'iris', 'digits', 'wine', 'breast_cancer']
     """

@@ -10,7 +10,7 @@ v = ∞ (weight 0) changes nothing.
 
 Exact rows. A row with v ≤ EXACT_REL·‖x‖²/λ (v = 0 included: a weight beyond what double
 precision resolves against the prior) is an exact constraint w·x = m, the limit v → 0 of
-the weighted problem. While x has variance left (xᵀPx > EXACT_REL·‖x‖²/λ: not in the span
+the weighted problem. While x has variance left (xᵀPx > DETERMINED_REL·‖x‖²/λ: not in the span
 of earlier exact rows) the update above with that v is the exact constrained solution
 (P x = 0 afterwards, so later rows keep the constraint). Otherwise the row is already
 determined: if it agrees with the current w (|m − ŷ| ≤ CONSISTENT_REL·(|m| + Σ|w_i x_i|))
@@ -44,8 +44,10 @@ STATUS_OK = 0
 STATUS_NONFINITE = 1
 STATUS_CONTRADICTS = 2
 
-#: v ≤ EXACT_REL·‖x‖²/λ: an exact row; xᵀPx ≤ EXACT_REL·‖x‖²/λ: x already determined by exact rows
-EXACT_REL = 1e-10
+#: v ≤ EXACT_REL·‖x‖²/λ: an exact row (v is below the rounding of the prior variance ‖x‖²/λ)
+EXACT_REL = 1e-15
+#: xᵀPx ≤ DETERMINED_REL·‖x‖²/λ: an exact row's x is already determined by earlier exact rows
+DETERMINED_REL = 1e-10
 #: an exact row that is already determined agrees with w when |m − ŷ| ≤ this·(|m| + Σ|w_i x_i|)
 CONSISTENT_REL = 1e-8
 
@@ -113,7 +115,7 @@ def rls_update(w, P, Px, idx, val, nnz, yhat, lab, nlab, v1, vmode, shrink, vflo
     if not np.isfinite(prior) or not np.isfinite(xPx):
         return STATUS_NONFINITE
     exact = v <= EXACT_REL * prior
-    if exact and not (xPx > EXACT_REL * prior):  # already determined by earlier exact rows
+    if exact and not (xPx > DETERMINED_REL * prior):  # already determined by earlier exact rows
         scale = abs(m)
         for p in range(nnz):
             scale += abs(w[idx[p]] * val[p])

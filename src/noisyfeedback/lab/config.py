@@ -7,7 +7,7 @@ The schema, by example (every key below exists; ``#`` marks the defaults)::
     n_rounds = 20_000                    # rounds per task (an int >= 1)
     checkpoints = 50                     # # log-spaced checkpoints, or an explicit list of rounds (100)
     # seeds = [0, 1, 2]                  # a list of ints, or an int n meaning 0..n-1 ([0]); not with [selection]
-    data_dir = "../shared/data"          # optional; relative to the config file
+    data_dir = "DATA"                    # optional; relative to the config file
     output = "results/sweep"             # optional; relative to the config file
 
     [[datasets]]                         # one table per dataset (or datasets = ["synsep", "digits"])

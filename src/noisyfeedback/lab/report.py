@@ -144,6 +144,40 @@ def _slug(name: str) -> str:
     return s[:60] or "figure"
 
 
+#: reports with at least this many sections open with a table of contents
+CONTENTS_MIN_SECTIONS = 5
+
+
+def _anchor(text: str, used: set[str]) -> str:
+    """The anchor of a heading or caption as GitHub makes it (lower case, punctuation dropped, spaces to
+    hyphens, ``-1``, ``-2``... for repeats), so the Markdown contents also work where the page is
+    rendered with GitHub's own heading ids; the HTML page uses the same ids."""
+    base = re.sub(r"[^\w\- ]", "", text.lower().replace("**", "").replace("`", "")).replace(" ", "-") or "section"
+    anchor, k = base, 1
+    while anchor in used:
+        anchor, k = f"{base}-{k}", k + 1
+    used.add(anchor)
+    return anchor
+
+
+def _contents(entries: list[tuple[int, str, str]]) -> tuple[list[str], str]:
+    """Markdown lines and HTML of a table of contents: ``entries`` = (level 0 section / 1 table, text, anchor)."""
+    md = ["## Contents", ""] + [f"{'  ' * lvl}- [{_md_escape(t)}](#{a})" for lvl, t, a in entries] + [""]
+    items, depth = [], 0
+    for lvl, t, a in entries:
+        if lvl > depth:
+            items.append("<ul>")
+        elif lvl < depth:
+            items.append("</li>\n</ul></li>")
+        elif items:
+            items.append("</li>")
+        items.append(f'<li><a href="#{a}">{_inline_html(t)}</a>')
+        depth = lvl
+    items += ["</li>"] + ["</ul></li>"] * depth
+    html_ = '<nav class="contents">\n<h2>Contents</h2>\n<ul>\n' + "\n".join(items) + "\n</ul>\n</nav>"
+    return md, html_
+
+
 # ---------------------------------------------------------------- writing
 def _save_figure(fig, path: Path, dpi: int) -> None:
     with atomic_path(path) as tmp:
@@ -166,6 +200,7 @@ th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: ta
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3rem; }
 code { background: #f4f4f4; padding: 0 .2rem; border-radius: 3px; }
 footer { margin-top: 3rem; color: #888; font-size: .8rem; }
+nav.contents ul { margin: .2rem 0; } nav.contents li { margin: .1rem 0; }
 """
 
 
@@ -193,10 +228,22 @@ def write_report(
 
     md: list[str] = [f"# {title}", ""] + [p + "\n" for p in intro_pars]
     body: list[str] = [f"<h1>{html.escape(title)}</h1>"] + [f"<p>{_inline_html(p)}</p>" for p in intro_pars]
+    # anchors: every section, and every captioned table (a long report opens with their contents)
+    anchors: set[str] = {"contents"}
+    sec_anchor = [_anchor(sec.heading, anchors) for sec in secs]
+    tab_anchor = [[_anchor(c, anchors) if c else "" for c, _ in sec.table_items()] for sec in secs]
+    if len(secs) >= CONTENTS_MIN_SECTIONS:
+        entries = []
+        for sec, a, tabs in zip(secs, sec_anchor, tab_anchor):
+            entries.append((0, sec.heading, a))
+            entries += [(1, c, ta) for (c, _), ta in zip(sec.table_items(), tabs) if c]
+        toc_md, toc_html = _contents(entries)
+        md += toc_md
+        body.append(toc_html)
     used: set[str] = set()
-    for sec in secs:
+    for sec, a, tabs in zip(secs, sec_anchor, tab_anchor):
         md += [f"## {sec.heading}", ""]
-        body.append(f"<section>\n<h2>{html.escape(sec.heading)}</h2>")
+        body.append(f'<section>\n<h2 id="{a}">{html.escape(sec.heading)}</h2>')
         for p in sec.paragraphs():
             md += [p, ""]
             body.append(f"<p>{_inline_html(p)}</p>")
@@ -214,13 +261,13 @@ def write_report(
                 f'<figure><img src="{html.escape(fname)}" alt="{html.escape(name)}">'
                 f"<figcaption>{_inline_html(name)}</figcaption></figure>"
             )
-        for caption, table in sec.table_items():
+        for (caption, table), ta in zip(sec.table_items(), tabs):
             if caption:
-                md += [f"**{caption}**", ""]
+                md += [f'<a id="{ta}"></a>', "", f"**{caption}**", ""]
             md += [_md_table(table, float_format), ""]
             tab = _html_table(table, float_format)
             if caption:
-                tab = tab.replace("<table>", f"<table>\n<caption>{_inline_html(caption)}</caption>", 1)
+                tab = tab.replace("<table>", f'<table>\n<caption id="{ta}">{_inline_html(caption)}</caption>', 1)
             body.append(_scrolling(tab))
         body.append("</section>")
     footer = f"Written by noisyfeedback {__version__}."

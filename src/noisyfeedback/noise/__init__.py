@@ -7,7 +7,9 @@
   plateau calibration.
 - :func:`estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
 
-Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`.
+Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`;
+the arithmetic of finding mislabelled rows (the Bayes posterior of a flip) in
+:mod:`noisyfeedback.noise.label_issues`; the search itself is :func:`noisyfeedback.find_label_issues`.
 """
 
 from ._common import FlipRateWarning, clip_rates

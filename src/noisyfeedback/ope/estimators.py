@@ -2,7 +2,9 @@
 
 With weights w_i = π(a_i | x_i) / p_i (p_i the logging propensity of the logged action) and the
 rewards replaced by h(r_i) = (r_i − ρ0)/(1 − ρ0 − ρ1) when the logged 0/1 rewards were flipped
-(P(r̃=1 | r=0) = ρ0, P(r̃=0 | r=1) = ρ1; then E[h(r̃) | r] = r [1]_):
+(P(r̃=1 | r=0) = ρ0, P(r̃=0 | r=1) = ρ1; then E[h(r̃) | r] = r [1]_). The rates may depend on the
+action (click noise differs by item): ρ0(a), ρ1(a) arrays of length K, h(r̃, a) = (r̃ − ρ0(a))/(1 − ρ0(a) −
+ρ1(a)), still E[h(r̃, a) | r, a] = r; the reward model's column a is corrected by h(·, a).
 
 - IPS  V̂ = (1/n) Σ w_i h(r_i)                                  (unbiased when p_i > 0 wherever π > 0)
 - SNIPS V̂ = Σ w_i h(r_i) / Σ w_i                               (self-normalised; consistent, small bias)
@@ -15,10 +17,25 @@ the bandit learners, E[r̃ | x, a] = ρ0 + (1 − ρ0 − ρ1) E[r | x, a]. Fitt
 is evaluated on, it is cross-fitted (2 folds) [2]_.
 
 Intervals (``interval=``): ``"bootstrap"`` (default; percentile bootstrap over rows, 1,000
-resamples, the reward model held fixed), ``"normal"`` (mean ± z·sd/√n of the per-row terms;
-SNIPS by the delta method), ``"bernstein"`` (the empirical-Bernstein bound of Maurer & Pontil
-[3]_ on the per-row terms, two-sided at level α; its range R is the range of the terms seen,
-so it is a heuristic, not a guarantee, when the weights are unbounded) or ``"none"``.
+resamples), ``"normal"`` (mean ± z·sd/√n of the per-row terms; SNIPS by the delta method),
+``"bernstein"`` (the empirical-Bernstein bound of Maurer & Pontil [3]_ on the per-row terms,
+two-sided at level α; its range R is the range of the terms seen, so it is a heuristic, not a
+guarantee, when the weights are unbounded) or ``"none"``.
+
+The per-row terms of DM and DR must carry the error of a reward model fitted on the same rows. DR's do
+to first order: its cross-fitted terms are orthogonal to the model's error (E[Σ_a π q̂ − w q̂(x, a)] = 0
+for any q̂), so resampling them is valid [2]_. DM's terms dm_i = Σ_a π(a|x_i) q̂(x_i, a) do not (resampling
+them with q̂ held fixed gave intervals 8–30× too narrow). For the ridge model, DM is linear in the
+rewards: V̂ = (1/n)Σ_j dm_j = Σ_i L_i r_i with, for a training row i of action a (the fold f' it trains,
+predicting fold f), L_i = (1/n)[S_a/n_a + T_aᵀ M_a⁻¹ (x_i − x̄_a)], S_a = Σ_{j∈f} π(a|x_j),
+T_a = Σ_{j∈f} π(a|x_j)(x_j − x̄_a), M_a = Σ_{i'} (x_{i'} − x̄_a)(x_{i'} − x̄_a)ᵀ + αI over the n_a
+training rows of a. Its influence function is then dm_i − V̂ + n L_i e_i/(1 − ρ0(a_i) − ρ1(a_i)), e_i the
+row's residual under the model it trained (the second term is the model's sampling error); the intervals
+of DM resample these linearised terms (centred so that their mean is V̂). DM with another reward model
+fitted here (``"logistic"``, or ridge on sparse X of more than 4,096 columns) has no such linearisation:
+it returns no interval (``interval="none"``, lower = upper = value, and ``Estimate.note`` says why). A
+reward model passed in fitted (array, callable, model) is held fixed: the interval is then the sampling
+error of DM under that model, not its bias.
 
 References
 ----------
@@ -55,7 +72,7 @@ class Estimate:
 
     ``estimator``: "ips", "snips", "dm" or "dr"; ``n``: rows used; ``interval``: how the interval was
     computed ("bootstrap", "normal", "bernstein", "none"); ``rho0``/``rho1``: the flip rates corrected
-    for (0, 0: plain estimate)."""
+    for (0, 0: plain estimate; a tuple: per-action rates); ``note``: why an interval was not given."""
 
     value: float
     lower: float
@@ -64,8 +81,9 @@ class Estimate:
     n: int
     interval: str
     alpha: float = 0.05
-    rho0: float = 0.0
-    rho1: float = 0.0
+    rho0: float | tuple = 0.0
+    rho1: float | tuple = 0.0
+    note: str = ""
 
     def covers(self, v: float) -> bool:
         """Whether ``v`` lies in the interval."""
@@ -128,22 +146,69 @@ def _check_log(actions, rewards, propensities, n: int, K: int, binary: bool):
     return a.astype(np.int64), r, p
 
 
-def _check_rho(rho0: float, rho1: float) -> None:
+def _is_scalar(v) -> bool:
+    return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_rho(rho0, rho1, K: int | None = None):
+    """Scalars in [0, 1) with rho0 + rho1 < 1, or per-action arrays of length K: (rho0, rho1) as floats or
+    float64 arrays."""
+    out = []
     for name, v in (("rho0", rho0), ("rho1", rho1)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not 0 <= v < 1:
-            raise ValueError(f"The '{name}' parameter of evaluate must be in [0, 1). Got {v!r} instead.")
-    if rho0 + rho1 >= 1:
+        if _is_scalar(v):
+            if not 0 <= v < 1:
+                raise ValueError(f"The '{name}' parameter of evaluate must be in [0, 1). Got {v!r} instead.")
+            out.append(float(v))
+            continue
+        try:
+            arr = np.asarray(v)
+        except Exception:  # noqa: BLE001
+            arr = np.asarray([None])
+        if arr.ndim != 1 or arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) \
+                or (K is not None and arr.shape[0] != K) or arr.shape[0] == 0:
+            what = f"of length K = {K}" if K is not None else "of length K"
+            raise ValueError(f"The '{name}' parameter of evaluate must be a float in [0, 1) or a 1-D array {what} "
+                             f"(one rate per action). Got {v!r} instead.")
+        arr = arr.astype(np.float64)
+        if not (np.isfinite(arr).all() and (arr >= 0).all() and (arr < 1).all()):
+            raise ValueError(f"The '{name}' parameter of evaluate must hold rates in [0, 1). Got {v!r} instead.")
+        out.append(arr)
+    r0, r1 = out
+    n0, n1 = np.size(r0), np.size(r1)
+    if K is None and n0 > 1 and n1 > 1 and n0 != n1:
+        return r0, r1  # checked again with K once the policy gives it
+    if np.any(np.asarray(r0) + np.asarray(r1) >= 1):
         raise ValueError(f"The 'rho0' and 'rho1' parameters of evaluate must satisfy rho0 + rho1 < 1. "
                          f"Got rho0={rho0!r}, rho1={rho1!r} instead.")
+    return r0, r1
 
 
-def noise_correct(rewards: Any, rho0: float, rho1: float) -> np.ndarray:
+def noise_correct(rewards: Any, rho0: Any, rho1: Any, actions: Any = None) -> np.ndarray:
     """h(r̃) = (r̃ − ρ0)/(1 − ρ0 − ρ1): E[h(r̃) | r] = r for 0/1 rewards flipped at rates ρ0, ρ1.
+
+    Per-action rates (arrays of length K): h(r̃, a) = (r̃ − ρ0(a))/(1 − ρ0(a) − ρ1(a)), with ``actions``
+    the action of each reward (1-D rewards) or, for an (n, K) array (a reward model's predictions, column
+    a = action a), applied column by column.
 
     >>> noise_correct([0, 1], 0.2, 0.1).round(4).tolist()
     [-0.2857, 1.1429]
+    >>> noise_correct([1, 1], [0.2, 0.0], [0.1, 0.5], actions=[0, 1]).round(4).tolist()
+    [1.1429, 2.0]
     """
-    return (np.asarray(rewards, dtype=np.float64) - rho0) / (1.0 - rho0 - rho1)
+    r = np.asarray(rewards, dtype=np.float64)
+    if _is_scalar(rho0) and _is_scalar(rho1):
+        return (r - rho0) / (1.0 - rho0 - rho1)
+    r0, r1 = np.asarray(rho0, dtype=np.float64), np.asarray(rho1, dtype=np.float64)
+    K = max(r0.size, r1.size)
+    r0, r1 = np.broadcast_to(r0, (K,)), np.broadcast_to(r1, (K,))
+    if r.ndim == 2 and actions is None:
+        if r.shape[1] != K:
+            raise ValueError(f"per-action rates of length {K} need rewards of shape (n, {K}); got {r.shape}.")
+        return (r - r0) / (1.0 - r0 - r1)
+    if actions is None:
+        raise ValueError("per-action rates need the actions of the rewards (actions=).")
+    a = np.asarray(actions, dtype=np.int64)
+    return (r - r0[a]) / (1.0 - r0[a] - r1[a])
 
 
 def estimate_rho(X: Any, actions: Any, rewards: Any, n_actions: int, method: str = "mixture",
@@ -229,10 +294,13 @@ def _ridge(X, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
     return coef, float(ym - xm @ coef)
 
 
-def _reward_predictions(reward_model, X, actions, rewards, K: int, seed) -> np.ndarray:
+def _reward_predictions(reward_model, X, actions, rewards, K: int, seed, P: np.ndarray | None = None):
     """q̃ (n, K) on the observed reward scale: an array, a callable, a fitted model, or a kind name
-    ("ridge"/"logistic", cross-fitted on 2 folds)."""
+    ("ridge"/"logistic", cross-fitted on 2 folds). With the policy's probabilities ``P``: (q̃, infl) where
+    infl (n,) holds n L_i e_i, the DM influence term of each row (module docstring), for a ridge model fitted
+    here, None for a model with no linearisation, and zeros for a model passed in fitted (held fixed)."""
     n = actions.shape[0]
+    infl: np.ndarray | None = np.zeros(n)
     if isinstance(reward_model, np.ndarray):
         Q = np.asarray(reward_model, dtype=np.float64)
     elif isinstance(reward_model, (str, RewardModel)):
@@ -241,6 +309,8 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed) -> np.n
         proto = RewardModel(reward_model) if isinstance(reward_model, str) else reward_model
         Q = np.empty((n, K))
         fold = make_rng(seed).permutation(n) % 2
+        linear = proto.kind == "ridge" and (not sp.issparse(X) or X.shape[1] <= 4096)
+        infl = np.zeros(n) if linear else None
         for f in (0, 1):
             train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
             if test.size == 0:
@@ -249,6 +319,8 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed) -> np.n
                 train = test
             m = RewardModel(proto.kind, proto.alpha).fit(X[train], actions[train], rewards[train], K)
             Q[test] = m.predict(X[test])
+            if linear and P is not None:
+                infl[train] += _ridge_dm_weights(m, X, actions, rewards, train, test, P, float(proto.alpha))
     elif hasattr(reward_model, "predict"):
         Q = np.asarray(reward_model.predict(X), dtype=np.float64)
     elif callable(reward_model):
@@ -258,7 +330,42 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed) -> np.n
                         f"a fitted model with predict(X) -> (n, K) or a callable; got {type(reward_model).__name__}.")
     if Q.shape != (n, K) or not np.isfinite(Q).all():
         raise ValueError(f"the reward model's predictions must be finite with shape ({n}, {K}); got {Q.shape}.")
-    return Q
+    return Q if P is None else (Q, infl)
+
+
+def _ridge_dm_weights(m: "RewardModel", X, actions, rewards, train, test, P, alpha: float) -> np.ndarray:
+    """For the training rows ``train`` of the per-action ridge model ``m`` that predicts the rows ``test``:
+    n L_i e_i (module docstring) — the weight of row i's reward in Σ_{j∈test} Σ_a π(a|x_j) q̂(x_j, a),
+    S_a/n_a + T_aᵀ M_a⁻¹ (x_i − x̄_a), times its residual e_i under m."""
+    out = np.zeros(train.size)
+    at = actions[train]
+    for k, mk in enumerate(m.models_):
+        S = float(P[test, k].sum())
+        if S == 0.0:
+            continue
+        sel = np.flatnonzero(at == k)
+        if sel.size == 0:  # action never logged: the overall mean of the training rewards
+            r = rewards[train]
+            out += S / train.size * (r - r.mean())
+            continue
+        rows = train[sel]
+        rk = rewards[rows]
+        if not isinstance(mk, tuple):  # fewer than 2 rows: their mean
+            out[sel] += S / sel.size * (rk - rk.mean())
+            continue
+        coef, icpt = mk
+        Xd = X[rows].toarray() if sp.issparse(X) else np.asarray(X[rows], dtype=np.float64)
+        xm = Xd.mean(axis=0)
+        Xc = Xd - xm
+        T = np.asarray(X[test].T @ P[test, k]).ravel() - S * xm
+        nk, d = Xc.shape
+        if d <= nk:
+            v = Xc @ np.linalg.solve(Xc.T @ Xc + alpha * np.eye(d), T)
+        else:  # Xc M⁻¹ = (Xc Xcᵀ + αI)⁻¹ Xc
+            v = np.linalg.solve(Xc @ Xc.T + alpha * np.eye(nk), Xc @ T)
+        e = rk - (Xd @ coef + icpt)
+        out[sel] += (S / nk + v) * e
+    return out
 
 
 # -------------------------------------------------------------- intervals
@@ -321,23 +428,27 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         Logged action index, reward (0/1 when noise-corrected) and the logging policy's probability
         of the logged action.
     estimator : {"ips", "snips", "dm", "dr"}
-    rho0, rho1 : float in [0, 1), rho0 + rho1 < 1
+    rho0, rho1 : float in [0, 1), or arrays of K such rates (one per action); rho0 + rho1 < 1
         Flip rates of the logged rewards; non-zero gives the noise-corrected estimate
-        (rewards replaced by h(r̃) = (r̃ − ρ0)/(1 − ρ0 − ρ1)).
+        (rewards replaced by h(r̃, a) = (r̃ − ρ0(a))/(1 − ρ0(a) − ρ1(a)), the reward model's column a too).
     alpha : float in (0, 1)
         1 − the interval's level.
     seed : int or None
         Seed of the bootstrap resamples and of the reward model's cross-fitting folds.
     interval : {"bootstrap", "normal", "bernstein", "none"}
+        DM's intervals resample its linearised terms (the ridge model's own error included; module
+        docstring); DM with a model that has none returns no interval (``Estimate.note`` says why).
     reward_model : "ridge", "logistic", RewardModel, (n, K) array, model with ``predict`` or callable
         q̂ for DM and DR, on the scale of the logged (flipped) rewards; h is applied to it.
     n_actions : int, optional
         K, checked against the policy.
 
-    Refused with ``ValueError``: no rows; an interval other than ``"none"`` from fewer than
-    ``MIN_INTERVAL_ROWS`` = 2 rows (one row has no spread; ``interval="none"`` gives the point
-    estimate); a propensity so small that a row's importance weight π/p, or its term, is not finite
-    (e.g. 5e-324), naming the row.
+    Raises
+    ------
+    ValueError
+        No rows; an interval other than ``"none"`` from fewer than ``MIN_INTERVAL_ROWS`` = 2 rows
+        (one row has no spread; ``interval="none"`` gives the point estimate); a propensity so small
+        that a row's importance weight π/p, or its term, is not finite (e.g. 5e-324), naming the row.
 
     Returns
     -------
@@ -361,7 +472,7 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         raise ValueError(f"The 'interval' parameter of evaluate must be one of {INTERVALS}. Got {interval!r} instead.")
     if not (isinstance(alpha, (float, int)) and 0 < alpha < 1):
         raise ValueError(f"The 'alpha' parameter of evaluate must be in (0, 1). Got {alpha!r} instead.")
-    _check_rho(rho0, rho1)
+    rho0, rho1 = _check_rho(rho0, rho1)
     if X is not None and not sp.issparse(X):
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
@@ -379,9 +490,11 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     if interval != "none" and n < MIN_INTERVAL_ROWS:
         raise ValueError(f"evaluate: a {interval!r} interval needs at least {MIN_INTERVAL_ROWS} logged rows; got {n}. "
                          "Pass interval='none' for the point estimate alone.")
-    noisy = rho0 != 0 or rho1 != 0
+    rho0, rho1 = _check_rho(rho0, rho1, K)
+    per_action = not (_is_scalar(rho0) and _is_scalar(rho1))
+    noisy = bool(np.any(np.asarray(rho0) != 0) or np.any(np.asarray(rho1) != 0))
     a, r, p = _check_log(actions, rewards, propensities, n, K, binary=noisy)
-    hr = noise_correct(r, rho0, rho1) if noisy else r
+    hr = noise_correct(r, rho0, rho1, actions=a) if noisy else r
     with np.errstate(over="ignore", invalid="ignore"):
         w = P[np.arange(n), a] / p
         bad = ~np.isfinite(w) | ~np.isfinite(w * hr)
@@ -390,6 +503,7 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         raise ValueError(f"propensities must be large enough for a finite importance weight π/p; row {row} has "
                          f"propensity {float(p[row])!r} (weight {float(w[row])!r}).")
     weights = None
+    note = ""
     if estimator == "ips":
         terms = w * hr
         value = float(terms.mean()) if n else math.nan
@@ -397,14 +511,28 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         terms, weights = w * hr, w
         value = float(terms.sum() / w.sum()) if w.sum() > 0 else 0.0
     else:
-        Q = _reward_predictions(reward_model, X, a, r, K, seed)
+        want = estimator == "dm" and interval != "none"
+        Q = _reward_predictions(reward_model, X, a, r, K, seed, P=P if want else None)
+        if want:
+            Q, infl = Q
         if noisy:
             Q = noise_correct(Q, rho0, rho1)
         dm = (P * Q).sum(axis=1)
         terms = dm if estimator == "dm" else dm + w * (hr - Q[np.arange(n), a])
         value = float(terms.mean()) if n else math.nan
+        if want and infl is None:
+            interval = "none"
+            note = ("no interval: DM's reward model was fitted on these rows and has no linearisation "
+                    "(only the ridge model on dense or <= 4,096-column X has), and resampling its terms with "
+                    "the model held fixed leaves out the model's error")
+        elif want and n:
+            if noisy:
+                infl = infl / ((1.0 - rho0 - rho1)[a] if per_action else (1.0 - rho0 - rho1))
+            terms = dm + infl - infl.mean()  # the influence terms, centred on the estimate
     lower, upper = _interval(interval, terms, weights, alpha, seed, value)
-    return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), float(rho0), float(rho1))
+    rates = (tuple(float(v) for v in np.broadcast_to(rho0, (K,))), tuple(float(v) for v in np.broadcast_to(rho1, (K,)))) \
+        if per_action else (float(rho0), float(rho1))
+    return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), *rates, note=note)
 
 
 def evaluate_all(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,

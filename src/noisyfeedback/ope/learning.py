@@ -26,6 +26,8 @@ def train_and_evaluate(learner: Any, X: Any, actions: Any, rewards: Any, propens
     "logging_value": mean reward of the logging policy on the evaluation rows (noise-corrected with
     ρ0, ρ1), "n_train": int, "n_eval": int}``.
 
+    Examples
+    --------
     >>> import noisyfeedback as nf, numpy as np
     >>> X, y = nf.datasets.load("digits", normalize=True)
     >>> rng = np.random.default_rng(0)

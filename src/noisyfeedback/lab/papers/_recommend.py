@@ -1,4 +1,4 @@
-"""The "What we recommend instead" sections shared by the reproductions (issues #15 and #16).
+"""The "What we recommend instead" sections shared by the reproductions.
 
 Tables and claims that put the learners we recommend (run with their defaults, untuned) next to the
 paper's best algorithm of the **same run** (its tuned value), on the same streams and seeds. These are

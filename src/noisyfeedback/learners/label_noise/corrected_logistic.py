@@ -38,8 +38,13 @@ _CORRECTIONS = ("forward", "backward", "none")
 _ESTIMATORS = ("confident_joint", "anchor")
 _PROBA_MODELS = ("linear", "knn")
 #: neighbours of the k-nearest-neighbour model of the noisy labels behind confusion="estimate" (proba_model):
-#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/LABEL_NOISE.md)
+#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/RESULTS.md, "Label noise")
 KNN_NEIGHBOURS = 15
+#: the out-of-fold fits behind confusion="estimate" stop at this multiple of ``tol`` (L-BFGS gradient tolerance):
+#: their probabilities only feed the confident joint and the EM counts. 10 took the estimate from 7–9x to
+#: 3.1–3.8x the time of a fit with C given on digits (default parameters, noise 0.3, tuning seeds 100–103) and
+#: its max error from the realised confusion from 0.075 to 0.070, test error 0.106 -> 0.100 (benchmarks/RESULTS.md, label issues)
+OOF_TOL_FACTOR = 10.0
 
 
 def _lse_softmax(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,13 +193,13 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         on Letter (linear test error 0.2) the linear estimate of C is off by 0.30–0.38, the kNN
         one by 0.05–0.09; where the linear model fits (digits, the UMA toy) the linear estimate is
         the closer one (kNN: 0.07–0.18 on the toy). Neither the noisy labels' out-of-fold log-loss
-        nor their accuracy told the two cases apart on our data (benchmarks/LABEL_NOISE.md), so
+        nor their accuracy told the two cases apart on our data (benchmarks/RESULTS.md, "Label noise"), so
         the choice is the user's: "knn" when a linear model is known to fit the classes poorly.
     refine : int >= 0, default=1
         EM (Dawid–Skene) steps refining the ``"estimate"`` of C from out-of-fold clean probabilities
         of the model forward-corrected by the current estimate (see ``_estimate``). One step brought the
         max error of C from 0.06–0.17 to 0.03–0.10 on the tuning seeds of digits and the UMA toy at
-        noise 0.2 (benchmarks/LABEL_NOISE.md), near the sampling error of the realised labels
+        noise 0.2 (benchmarks/RESULTS.md, "Label noise"), near the sampling error of the realised labels
         themselves; more steps drifted on digits. 0: ``estimator`` alone. The plain model behind the
         estimate uses the ``Cs`` candidate of least cross-validated log-loss of the noisy labels
         (``estimate_C_``), else ``C``.
@@ -208,7 +213,16 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         forward-corrected log-loss of the noisy labels is used (``C_``); this
         selection needs no clean label. None: ``C``.
     seed : int or None
-        Seed of the cross-validation folds (``"estimate"``, ``Cs``).
+        Seed of the cross-validation folds (``"estimate"``, ``Cs``, ``prune``).
+    prune : bool, default=False
+        Drop the rows flagged as mislabelled, then refit (``fit`` only). The rows are those of
+        :func:`noisyfeedback.find_label_issues` with this model: out-of-fold (``n_folds``) clean
+        probabilities p of the model forward-corrected by C, the score P(y ≠ ỹ | x, ỹ) = 1 −
+        C[ỹ, ỹ] p_ỹ(x) / Σ_j C[ỹ, j] p_j(x), the m = n Σ_q π_q (1 − C[q, q]) highest flagged
+        (``label_issues_``). The kept rows are no longer noisy at the rate C: the refit is
+        forward-corrected by their residual confusion ``pruned_confusion_``[r, q] =
+        Σ_{kept, ỹ_i = r} Q_i(q) / Σ_{kept} Q_i(q), Q_i(q) ∝ C[ỹ_i, q] p_q(x_i) the posterior of the
+        true class (near the identity when the flags are right; ``confusion_`` stays the C of all rows).
 
     Examples
     --------
@@ -250,6 +264,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "cv_losses_": Array((None,)),
         "estimate_C_": Interval(0, None, closed="neither"),
         "accum_": Array((None,)),
+        "label_issues_": Array((None,), "int64"),
+        "pruned_confusion_": Array(("n_labels", "n_labels")),
     }
     #: diagnostics of some fits (Cs=, confusion="estimate") and DataFrame column names
     _optional_state: ClassVar[Any] = frozenset({"feature_names_in_", "cv_losses_", "estimate_C_"})
@@ -267,6 +283,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "learning_rate": Interval(0, None, closed="neither"),
         "Cs": OneOf((Options((None,)), _PositiveList())),
         "seed": AnySeed(),
+        "prune": Options((True, False)),
     }
     _test_params: ClassVar[dict[str, Any]] = {"max_iter": 50}
     feedback_kind: ClassVar[str] = "label"
@@ -288,6 +305,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         learning_rate: float = 0.5,
         Cs=None,
         seed=None,
+        prune: bool = False,
     ):
         self.confusion = confusion
         self.correction = correction
@@ -303,6 +321,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         self.learning_rate = learning_rate
         self.Cs = Cs
         self.seed = seed
+        self.prune = prune
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -392,7 +411,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         other folds."""
         proba = np.zeros((yi.size, K))
         for tr, te in splits:
-            self._fit_encoded(X[tr], yi[tr], sw[tr], C, K, C_reg=C_reg, correction="forward")
+            self._fit_encoded(X[tr], yi[tr], sw[tr], C, K, C_reg=C_reg, correction="forward",
+                              tol=float(self.tol) * OOF_TOL_FACTOR)
             proba[te] = self._proba(X[te])
         return proba
 
@@ -482,7 +502,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
             return np.ascontiguousarray(rows), None
         return None, None
 
-    def _fit_encoded(self, X, yi, sw, C, K, theta0=None, C_reg=None, correction=None) -> None:
+    def _fit_encoded(self, X, yi, sw, C, K, theta0=None, C_reg=None, correction=None, tol=None) -> None:
         """L-BFGS on the corrected objective. With an intercept the features are centred implicitly
         (scores W(x − μ) + b', μ the weighted mean of X, b' = b + Wμ): the same objective and
         minimiser in better-conditioned variables; ``theta0`` and the result are in (W, b)."""
@@ -498,7 +518,8 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
             x0[K * d:] += x0[: K * d].reshape(K, d) @ mu
         res = minimize(corrected_loss_grad, x0, jac=True, method="L-BFGS-B",
                        args=(X, yi, K, logC_rows, A_rows, sw, C_reg, bool(self.fit_intercept), mu),
-                       options={"maxiter": int(self.max_iter), "gtol": float(self.tol), "ftol": 1e-12})
+                       options={"maxiter": int(self.max_iter), "gtol": float(self.tol if tol is None else tol),
+                                "ftol": 1e-12})
         theta = res.x.copy()
         if mu is not None:
             theta[K * d:] -= theta[: K * d].reshape(K, d) @ mu
@@ -528,10 +549,38 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
                 self.cv_losses_ = losses
         else:
             self.C_ = float(self.C)
-        self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
+        if self.prune:
+            self._fit_pruned(X, yi, sw, K)
+        else:
+            self._fit_encoded(X, yi, sw, self.confusion_, K, C_reg=self.C_)
         self.n_seen_ = float(sw.sum())
         self.accum_ = np.zeros(self.coef_.size + K)  # partial_fit after fit: AdaGrad's sums start at 0
         return self
+
+    def _fit_pruned(self, X, yi, sw, K) -> None:
+        """``prune=True``: flag (out-of-fold scores, the expected number of flips), refit on the rest
+        forward-corrected by their residual confusion."""
+        from ...noise.label_issues import _flag, em_step, flip_posterior
+
+        C = self.confusion_
+        splits = self._folds(yi, K, 2)
+        if splits is None:  # a class with one row: nothing can be judged out of fold
+            flagged = np.zeros(0, dtype=np.int64)
+            C_kept = C
+        else:
+            P = self._oof_proba(X, yi, sw, C, K, self.C_, splits)
+            flagged = _flag(flip_posterior(P, yi, C), yi, C, "expected_flips", 0.5).astype(np.int64)
+            kept = np.ones(yi.size, dtype=bool)
+            kept[flagged] = False
+            if np.bincount(yi[kept], minlength=K).min() == 0:  # never prune a class away
+                for r in np.flatnonzero(np.bincount(yi[kept], minlength=K) == 0):
+                    kept[flagged[yi[flagged] == r]] = True
+                flagged = flagged[~kept[flagged]]
+            C_kept = em_step(C, P[kept], yi[kept], sw[kept])
+            X, yi, sw = X[kept], yi[kept], sw[kept]
+        self.label_issues_ = flagged
+        self.pruned_confusion_ = C_kept
+        self._fit_encoded(X, yi, sw, C_kept, K, C_reg=self.C_)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None) -> "CorrectedLogisticRegression":
         """One pass of AdaGrad over this chunk on the same corrected objective (streams).

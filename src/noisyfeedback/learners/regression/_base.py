@@ -212,7 +212,9 @@ class LinearRegressor(Learner):
         y_clean : (n,) array, optional
             The clean targets (only the oracle rule ``opt`` reads them).
 
-        Returns self.
+        Returns
+        -------
+        self
         """
         self._validate_params()
         X = self._check_X(X, fitting=True)

@@ -48,7 +48,7 @@ class WeightedRLS(LinearRegressor):
         ŝ = (shrink·v̄ + s)/(shrink + 1) (``shrink=inf``: the online estimate v̄ alone).
 
     Exact rows: a variance of 0 (or so small that double precision cannot weigh it against the
-    prior, v ≤ 1e-10·‖x‖²/λ) makes the row an exact constraint w·x = ỹ: w is then the weighted
+    prior, v ≤ 1e-15·‖x‖²/λ) makes the row an exact constraint w·x = ỹ: w is then the weighted
     ridge solution of the other rows subject to every exact row (the limit v → 0; tested against
     the KKT system). An exact row whose x is already determined by earlier exact rows changes
     nothing if it agrees with them and raises ``ValueError`` naming the row if it contradicts them
@@ -219,7 +219,7 @@ class WeightedRLS(LinearRegressor):
         """Raise the ValueError of a round the kernel refused (the state is as before it)."""
         if status == STATUS_CONTRADICTS:
             raise ValueError(
-                f"WeightedRLS: {where} is an exact constraint (variance {v!r} <= 1e-10·‖x‖²/lam, 0 included) whose "
+                f"WeightedRLS: {where} is an exact constraint (variance {v!r} <= 1e-15·‖x‖²/lam, 0 included) whose "
                 "x is already determined by earlier exact rows, and its label contradicts them: weighted least "
                 "squares with these exact constraints has no solution. Give such rows a positive variance. "
                 "The learned state is as before that row."

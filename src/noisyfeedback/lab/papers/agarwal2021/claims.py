@@ -96,7 +96,7 @@ def claims(results: dict, ctx) -> list[Claim]:
 
 
 # ------------------------------------------------ ours vs the paper's (not the paper's claims)
-#: issue #15, acceptance 1: SquareCB (defaults) at most this × RCNBF (γ tuned) at the noisy settings
+#: our claim: SquareCB (defaults) at most this × RCNBF (γ tuned) at the noisy settings
 RECOMMEND_NOISY_RATIO = 0.5
 #: and at (0, 0) no more than the best of Banditron / BPA / SOBA (γ tuned)
 RECOMMEND_CLEAN_RATIO = 1.0

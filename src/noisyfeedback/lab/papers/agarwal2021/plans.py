@@ -70,7 +70,7 @@ def _config(ds: dict, plan: dict, soba_diagonal: bool, part: str = "all") -> dic
         {"name": "BPA", "params": {"gamma": gammas}},
         {"name": "SOBA", "params": {"gamma": gammas, "diagonal": soba_diagonal}},
     ]
-    if part in ("all", "others"):  # ours (issue #15): defaults, untuned, on the same streams and report seeds
+    if part in ("all", "others"):  # ours: defaults, untuned, on the same streams and report seeds
         learners += recommend_bandit.learner_entries()
     report_seeds = plan["report_seeds"]
     if part == "others":
@@ -93,7 +93,7 @@ def _config(ds: dict, plan: dict, soba_diagonal: bool, part: str = "all") -> dic
 
 
 def run(engine, plan: dict, data_dir) -> dict:
-    """Table 1 first (it decides acceptance and is cheaper than the sweeps), then one sweep per data set
+    """Table 1 first (it decides the estimator claims and is cheaper than the sweeps), then one sweep per data set
     (and RCINE's own, where it has its own seeds): every task through the engine."""
     import noisyfeedback as nf
 

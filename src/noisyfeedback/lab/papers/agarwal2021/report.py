@@ -95,7 +95,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 
 def recommend_section(results: dict, ctx):
     """"What we recommend instead": SquareCB and EpsilonGreedy (defaults) next to the paper's best of the
-    same run, on the same streams and report seeds (issue #15); None when they did not run."""
+    same run, on the same streams and report seeds; None when they did not run."""
     from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_NOISY_RATIO, recommend_bottom_line, recommend_claims
@@ -113,7 +113,7 @@ def recommend_section(results: dict, ctx):
             "oracle needs no ρ0, ρ1: under class-independent flips E[f̃ | x, a] = ρ0 + (1 − ρ0 − ρ1)·P(y = a | x), "
             "an increasing map of the clean value, so the noise costs variance only.",
             f"Our claims: SquareCB ≤ {RECOMMEND_NOISY_RATIO:g}× RCNBF (γ tuned) at each noisy setting, and no "
-            "more than the best of Banditron, BPA and SOBA at (0, 0) (issue #15, acceptance 1)."]
+            "more than the best of Banditron, BPA and SOBA at (0, 0)."]
     tables = {"Ours vs the paper's (not counted in the paper's claims)":
               claims_table(recommend_claims(bottom)), **rec.bandit_tables(bottom)}
     return Section("What we recommend instead", text=text, tables=tables,

@@ -112,7 +112,7 @@ def claims(results: dict, ctx) -> list[Claim]:
 
 
 # ------------------------------------------------ ours vs the paper's (not the paper's claims)
-#: issue #15, acceptance 3: SquareCB (defaults) at most this × MC-DBF (γ tuned) under Diluted(m)
+#: our claim: SquareCB (defaults) at most this × MC-DBF (γ tuned) under Diluted(m)
 RECOMMEND_DILUTED_RATIO = 0.8
 
 

@@ -109,7 +109,7 @@ def _main_config(ds: dict, plan: dict, K: int, soba_diagonal: bool) -> dict:
             # m (and ρ0 = ρ1 = 0) taken from the Diluted channel
             {"name": "MCDBF", "params": {"gamma": list(plan["dbf_gammas"])}, "match_channel": True},
             {"name": "SOBA", "params": {"gamma": list(plan["soba_gammas"]), "diagonal": soba_diagonal}},
-            # ours (issue #15), defaults, untuned: m from each Diluted channel, m = 1 under the bandit channel
+            # ours, defaults, untuned: m from each Diluted channel, m = 1 under the bandit channel
             *recommend_bandit.learner_entries(),
         ],
         "selection": {"param": "gamma", "metric": "error_rate", "tuning_seeds": list(plan["tuning_seeds"]),

@@ -241,7 +241,7 @@ INTRO = ("MC-DBF learns a linear multiclass classifier from diluted bandit feedb
 
 def recommend_section(results: dict, ctx):
     """"What we recommend instead": SquareCB and EpsilonGreedy (defaults) next to the paper's algorithm of
-    the same run, on the same streams and report seeds (issue #15); None when they did not run."""
+    the same run, on the same streams and report seeds; None when they did not run."""
     from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_DILUTED_RATIO, recommend_bottom_line, recommend_claims
@@ -263,7 +263,7 @@ def recommend_section(results: dict, ctx):
             + (f" Beyond the paper, Diluted(m) with flips (ρ0, ρ1) ∈ {flips}: MC-DBF, told ρ0 and ρ1, has its γ "
                f"tuned again on {ctx.plan.get('recommend_flips_gammas', ctx.plan['dbf_gammas'])}." if flips else ""),
             f"Our claims: SquareCB ≤ {RECOMMEND_DILUTED_RATIO:g}× MC-DBF (γ tuned) under every Diluted(m) "
-            "channel (issue #15, acceptance 3)."]
+            "channel."]
     tables = {"Ours vs the paper's (not counted in the paper's claims)":
               claims_table(recommend_claims(bottom)), **rec.bandit_tables(bottom)}
     return Section("What we recommend instead", text=text, tables=tables,

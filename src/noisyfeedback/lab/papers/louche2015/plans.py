@@ -28,7 +28,7 @@ QUICK_PLAN: dict[str, Any] = {
     "fig5_runs": 1,
     "fig5_toy_lam": 0.6,
     "fig5_every": 10,
-    # "What we recommend instead" (issue #16): ours and the peers at these λ of Figure 1(a) (the same runs),
+    # "What we recommend instead": ours and the peers at these λ of Figure 1(a) (the same runs),
     # and on Table 1's pseudo-labels; CorrectedLogisticRegression with C estimated only in full mode
     "recommend_lams": [0.6, 1.2],
     "recommend_estimate": False,

@@ -230,7 +230,7 @@ def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool, rec
     add("P_cc", *uma(None, Ftr[unl], y_cc))
     for r in rows:
         r["seconds"] = time.perf_counter() - t0
-    if recommend:  # ours and the peers on the same pseudo-labels and Ĉ (issue #16), after the paper's timing
+    if recommend:  # ours and the peers on the same pseudo-labels and Ĉ, after the paper's timing
         mk = {"part": "recommend_table1", "dataset": ds["label"], "run": run,
               "pseudo_label_noise": base["pseudo_label_noise"]}
         ours = recommend_fits(Ftr[unl], y_noisy, Fte, yte, K, C_hat, _seed(21, run),
@@ -247,7 +247,7 @@ def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool, rec
     return rows
 
 
-# ------------------------------------------------ what we recommend instead (issue #16)
+# ------------------------------------------------ what we recommend instead
 def recommend_fits(Xtr, y_noisy, Xte, yte, K: int, C, seed: int, estimate: bool = True) -> list[dict]:
     """Ours (CorrectedLogisticRegression with C, and with C estimated) and the peers (logistic regression on
     the noisy labels; cleanlab's CleanLearning where installed) on standardised features, fitted on the

@@ -81,7 +81,7 @@ def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_bu
         below = int(_mean(single, syn, v, "seeds below noisy NLMS"))
         n = int(_mean(single, syn, v, "seeds"))
         claims.append(Claim(
-            f"Acceptance ({syn}): ORS '{v}' ends with a lower MSE than NLMS on noisy labels",
+            f"Target ({syn}): ORS '{v}' ends with a lower MSE than NLMS on noisy labels",
             "lower", f"{m[v]:.4f} vs {m['noisy feedback']:.4f}: ratio {ratio:.3f}, worst seed "
                      f"{_mean(single, syn, v, 'worst seed ratio'):.3f}, {below} of {n} seeds below",
             bool(below == n), "judged per seed: lower on every report seed (r, β tuned per method)"))
@@ -164,7 +164,7 @@ def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_bu
             f"judged as the worst of the four strategies in at least {USUALLY:.0%} of the cases"))
         over = budget[budget["strategy"] == "auto_self_tuned"]
         claims.append(Claim(
-            "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget (acceptance 2)",
+            "Figs. 6–7: 'auto self tuned' never samples more labels than the given budget",
             "never above B", f"max over runs and rounds of (labels so far)/(B·rounds) = "
                              f"{(over['max of labels so far / rounds so far'] / over['B']).max():.4f}",
             bool((over["max of labels so far / rounds so far"] <= over["B"]).all()),
@@ -191,7 +191,7 @@ def claims(results: dict, ctx) -> list[Claim]:
 
 
 # ------------------------------------------------ ours vs the paper's (not the paper's claims)
-#: issue #16, acceptance 3: WeightedRLS (known variance) at most this × the best tuned ORS (known variance)
+#: our claim: WeightedRLS (known variance) at most this × the best tuned ORS (known variance)
 RECOMMEND_KNOWN_RATIO = 0.5
 #: and with unknown variance below the best of ORS's unknown-variance rules (ratio < this)
 RECOMMEND_UNKNOWN_RATIO = 1.0

@@ -30,7 +30,7 @@ QUICK_PLAN: dict[str, Any] = {
                "peak": 5.0, "floor": 0.05},
     "budget": {"n_samples": 4_000, "M": 5.0, "budgets": [1.5, 2.5], "seeds": 5, "a_steps": 10},
     "self_tuned_budget": 1.5,
-    # "What we recommend instead" (issue #16): WeightedRLS (defaults) and the peers on the report sequences of
+    # "What we recommend instead": WeightedRLS (defaults) and the peers on the report sequences of
     # Figures 2, 4 and 5; the peers (pure-Python loops) on the first ``recommend_peer_seeds`` seeds only
     "recommend": True,
     "recommend_peer_seeds": 3,
@@ -185,7 +185,7 @@ def run_all(engine, plan: dict) -> dict[str, Any]:
             "seconds": {"tuning": t_tune, "report": t_report}}
 
 
-#: ours (issue #16), default parameters, by the names of ``recommend_supervised.regression_plan``
+#: ours, default parameters, by the names of ``recommend_supervised.regression_plan``
 RECOMMENDED = {
     "WeightedRLS (known variance)": {"cls": "WeightedRLS", "params": {"lam": 1.0}},
     "WeightedRLS (unknown, one label)": {"cls": "WeightedRLS", "params": {"lam": 1.0, "variance": "unknown"}},

@@ -281,7 +281,7 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 
 def recommend_section(results: dict, plan: dict):
     """"What we recommend instead": WeightedRLS (defaults) and the peers next to the best tuned ORS on the
-    same report sequences (issue #16); None when they did not run."""
+    same report sequences; None when they did not run."""
     from ...report import Section
     from .. import _recommend as rec
     from .claims import RECOMMEND_KNOWN_RATIO, recommend_bottom_lines, recommend_claims, recommend_rows
@@ -314,7 +314,7 @@ def recommend_section(results: dict, plan: dict):
                peers_available() else ""),
             f"Our claims: WeightedRLS (known variance) ≤ {RECOMMEND_KNOWN_RATIO:g}× the best tuned ORS (known "
             "variance), and with unknown variance below ORS's unknown-variance rules, at every setting "
-            "(issue #16, acceptance 3; the issue asks it of the synthetic stream and channel equalization, the "
+            "(the target is stated for the synthetic stream and channel equalization; the "
             "speech substitute is judged too). On the speech substitute the linear filter cannot fit the target "
             "exactly and the signal is not stationary: there a tracking first-order rule (ORS, NLMS) is as good as "
             "a least-squares fit over the whole past, so a miss there is a finding about the data, not a tuning gap."]

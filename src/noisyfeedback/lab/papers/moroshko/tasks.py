@@ -190,7 +190,7 @@ def self_tuned_trace(data: dict, noise: dict, learner: dict, sim_seed: int, bloc
     return {"rounds": rounds, "budget": spend, "a": a, "w": L.w_.tolist()}
 
 
-# ------------------------------------------------ what we recommend instead (issue #16): the peers
+# ------------------------------------------------ what we recommend instead: the peers
 #: the regression peers, by name: (package, a factory of (d) -> an online model)
 PEERS = ("padasip FilterRLS(mu=0.999)", "padasip FilterNLMS(mu=0.5)", "river LinearRegression")
 

@@ -10,7 +10,7 @@ from ...recipes import Claim
 #: mean over draws; the plain one is "biased" beyond it
 BIAS_SES = 4.0
 
-#: the estimators whose bootstrap interval is judged (DM's holds its reward model fixed)
+#: the estimators whose bootstrap interval is judged (DM's carries its model's variance, not its bias)
 JUDGED = ("IPS", "SNIPS", "DR (ridge)")
 
 
@@ -25,8 +25,8 @@ def make_claims(est: pd.DataFrame, flips: pd.DataFrame) -> list[Claim]:
         out.append(Claim(f"IPS, SNIPS and DR: the 95 % interval from the random log covers BTS's on-policy "
                          f"click rate ('{camp}')", "the check of [1]: off-policy estimates near the on-policy rate",
                          f"{cov} of {len(judged)} cover", bool(len(judged) and cov == len(judged)),
-                         "DM not judged: its bootstrap holds the reward model fixed, so its interval "
-                         "leaves out the model's error"))
+                         "DM not judged: its interval carries the reward model's sampling error but not "
+                         "its bias"))
         best = allc.loc[allc["relative error"].idxmin()]
         out.append(Claim(f"Smallest relative error on the whole log ('{camp}')", "—",
                          f"{best['estimator']}: {best['relative error']:.3f}", None,

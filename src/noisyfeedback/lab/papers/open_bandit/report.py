@@ -45,10 +45,10 @@ def _honest(p0: dict[str, Any]) -> list[str]:
         "estimators are in the right range and their intervals are honest about their width; it cannot "
         "rank IPS, SNIPS, DM and DR, nor say how they would compare on the full (about 26-million-row) "
         "data set.",
-        "DM's interval is narrow because the bootstrap holds its reward model fixed: it reflects the "
-        "averaging over contexts, not the model's error (DM is biased whenever the per-item ridge "
-        f"model is wrong, and with {clicks} clicks over {p0['n_actions']} items it is mostly each item's "
-        "mean click rate).",
+        "DM's interval resamples its linearised terms, so it carries the ridge model's own sampling error "
+        "(not with the fitted model held fixed); it leaves out the model's bias (DM is biased "
+        f"whenever the per-item ridge model is wrong, and with {clicks} clicks over {p0['n_actions']} items "
+        "it is mostly each item's mean click rate).",
         f"The logged BTS propensities correlate only {p0['logged_vs_prior']:.2f} with the prior's "
         "action distribution: the production BTS updated its posterior while logging, so the "
         "evaluation policy (the prior, as the authors evaluate it) is not exactly the policy that "
@@ -93,7 +93,8 @@ def sections(results: dict, claims: list, ctx) -> list:
             "π(item_i | slot_i)/p_i, so the target is the click rate per impression over the logged slots.",
             "Estimators (`nf.ope.evaluate`): IPS, SNIPS, DM and DR with a per-item ridge reward model "
             "(α = 1, cross-fitted on 2 folds). Intervals: 95 % percentile bootstrap over rows (1,000 "
-            "resamples, reward model fixed) in the first table; normal intervals in the flip table.",
+            "resamples; DM's over its linearised terms, the model's error included) in the first table; "
+            "normal intervals in the flip table.",
             f"Wall time {ctx.seconds:.1f} s" + (" (quick mode)" if quick else "")
             + (f"; {ctx.resumed} of {ctx.resumed + ctx.ran} tasks reused from an earlier run" if ctx.resumed else "")
             + ".",
@@ -107,7 +108,7 @@ def sections(results: dict, claims: list, ctx) -> list:
         Section("References and how to rerun", text=[
             "[1] Saito, Y., Aihara, S., Matsutani, M. & Narita, Y. (2021). Open Bandit Dataset and Pipeline: "
             "towards realistic and reproducible off-policy evaluation. NeurIPS Datasets and Benchmarks.",
-            "Rerun: `noisyfeedback reproduce open-bandit --data-dir ../shared/data --out DIR` "
+            "Rerun: `noisyfeedback reproduce open-bandit --data-dir DATA --out DIR` "
             "(`--quick`: a generated log). A rerun into the same folder resumes: the engine's per-task files "
             "in `results/tasks/` are reused, and `results/*.parquet` hold the tables. Code: "
             "`noisyfeedback.lab.papers.open_bandit` (plans, tasks, claims, report) over "
