@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..base import make_rng
-from .estimators import Estimate
+from .estimators import Estimate, bootstrap_interval
 
 __all__ = ["CANDIDATE_ESTIMATORS", "CANDIDATE_INTERVALS", "evaluate_candidates", "evaluate_candidates_all",
            "check_offsets", "ragged", "round_interval"]
@@ -158,20 +158,7 @@ def round_interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alp
     if kind == "none" or n == 0:
         return value, value
     if kind == "bootstrap":
-        rng = make_rng(seed)
-        stats = np.empty(N_BOOTSTRAP)
-        step = max(1, 2_000_000 // max(n, 1))
-        for lo in range(0, N_BOOTSTRAP, step):
-            hi = min(N_BOOTSTRAP, lo + step)
-            idx = rng.integers(0, n, size=(hi - lo, n))
-            num = terms[idx].sum(axis=1)
-            if weights is None:
-                stats[lo:hi] = num / n
-            else:
-                den = weights[idx].sum(axis=1)
-                stats[lo:hi] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-        lo_q, hi_q = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
-        return float(lo_q), float(hi_q)
+        return bootstrap_interval(terms, weights, alpha, seed)
     if kind == "normal":
         if n < 2:
             return -math.inf, math.inf
