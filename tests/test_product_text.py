@@ -22,7 +22,7 @@ PATTERNS: dict[str, re.Pattern] = {
     # "issue 15", "issue #15", "issues #15 and #16", a bare "#15" (not a CSS colour "#222;", not an anchor)
     "issue number": re.compile(r"\bissues?\s*#?\s*\d+|(?<![\w&/#])#\d{1,4}\b(?![\w;-])", re.I),
     # "acceptance 1", "acceptance item 4", "(acceptance: ...)", "A4" — but an "acceptance rate" is statistics
-    "acceptance item": re.compile(r"\bacceptance\b(?!\s+rate)|\bA[1-9]\b", re.I),
+    "acceptance item": re.compile(r"(?i:\bacceptance\b(?!\s+rate))|\bA[1-9]\b"),
     "absolute machine path": re.compile(r"(?<![\w.~/-])/(?:work|tmp|root|home)/"),
     "workplace folder": re.compile(r"\.\./shared\b"),
     # "7 other agents", "the helpers" (the builders)
@@ -105,6 +105,7 @@ def test_the_checker_finds_a_planted_word(planted):
     "--data-dir DATA, then $NOISYFEEDBACK_DATA, then ~/.cache/noisyfeedback",
     "https://example.org/home/index.html and src/noisyfeedback/tmp/x.py",
     "Table 1 of the paper; Fig. 4; 4 of 5 seeds; 0.4 × 0.4",
+    "a1 = a0 + 1  # lower-case variables",
 ])
 def test_the_checker_passes_clean_text(clean):
     assert process_words(clean) == []
