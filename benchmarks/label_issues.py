@@ -34,7 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import noisyfeedback as nf  # noqa: E402
-from noisyfeedback.noise.label_issues import estimate_label_confusion  # noqa: E402
+from noisyfeedback.learners.label_noise import estimate_label_confusion  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from label_noise import confusion  # noqa: E402

@@ -201,14 +201,16 @@ def _column_digest(values: pd.Series) -> str:
 
 def numbers_digest(index: Path) -> dict:
     """Per report of a ``reproduce all`` folder: its claims (what, ours, holds) and a digest of every
-    results table (rows, columns, each column's :func:`_column_digest`; timing columns left out)."""
+    results table (rows, columns, each column's :func:`_column_digest`; timing and repr columns left out)."""
     out = {}
     for claims_path in sorted(Path(index).parent.glob("*/claims.json")):
         tables, claims, _ = numbers(claims_path.parent / "index.html")
         out[claims_path.parent.name] = {
             "summary": claims["summary"],
             "claims": [[c["claim"], c["ours"], c["holds"]] for c in claims["claims"]],
-            "tables": {name: {"rows": len(df), **{col: _column_digest(df[col]) for col in sorted(df.columns)}}
+            # the reprs of learners and channels are labels (a changed default shortens them), not numbers
+            "tables": {name: {"rows": len(df), **{col: _column_digest(df[col]) for col in sorted(df.columns)
+                                                  if not col.endswith("_repr")}}
                        for name, df in tables.items()},
         }
     return out

@@ -448,3 +448,18 @@ def wrls_run(X, Y, variance, lam=1.0, mode="known", n_labels=1, shrink=10.0, vfl
             rate = spent / (t + 1)
             a = a * 2 if rate > 0.95 * budget else (a / 2 if rate < 0.95 * budget else a)
     return w, np.array(used), a
+
+
+def restricted_draw_reference(p, allowed, u):
+    """The decision service's former restricted draw (one event): p restricted to the sorted ``allowed``
+    labels and renormalised, the action by the inverse CDF of ``u`` over the labels in increasing order.
+    Returns (action, its probability, the restricted distribution)."""
+    q = np.zeros_like(p)
+    q[allowed] = p[allowed]
+    q /= q.sum()
+    c = np.cumsum(q)
+    a = int(np.searchsorted(c, u, side="right"))
+    nz = np.flatnonzero(q)
+    if a >= q.shape[0] or q[a] == 0.0:  # rounding at the top of the CDF
+        a = int(nz[nz <= min(a, q.shape[0] - 1)][-1]) if (nz <= a).any() else int(nz[0])
+    return a, float(q[a]), q

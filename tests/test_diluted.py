@@ -43,13 +43,16 @@ def _kernel_Z(A, top, m, K, gamma):
     return set_probability(n_hi, m - n_hi, m, K, gamma / K + (1.0 - gamma) / m, gamma / K, np.empty(m + 1))
 
 
+NO_RATES = np.zeros(0)  # the learner's per-label rates: none (one pair, h0 and h1)
+
+
 def _learn_one(W, x, A, f, Z, m, h=(0.0, 1.0)):
     """W after the real MC-DBF kernel's update on one logged round (set A, feedback f, Z)."""
     K = W.shape[0]
     Wn = W.copy()
     tau1, tau2 = nf.MCDBF(K, m)._taus()
     mcdbf_learn(Wn, *kernel_view(x[None]), m, tau1, tau2, h[0], h[1], np.array([A], np.int64), np.array([f]),
-                np.array([Z]))
+                np.array([Z]), NO_RATES, NO_RATES)
     return Wn
 
 
@@ -248,7 +251,7 @@ def test_mcdbf_simulate_matches_reference(rng, sparse, m, rho):
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
     Xk = sp.csr_matrix(X) if sparse else X
     mcdbf_simulate(W, *kernel_view(Xk), y, order, m, gamma, tau1, tau2, h[0], h[1], rho0, rho1, u_l, u_f,
-                   mistakes, miss)
+                   mistakes, miss, NO_RATES, NO_RATES)
     Wref = np.zeros_like(W)
     for t, i in enumerate(order):
         Wref, yhat, A, Z, ft, sm = ref.mcdbf_step(Wref, X[i], y[i], m, gamma, u_l[t * m:(t + 1) * m], u_f[t],
@@ -291,13 +294,13 @@ def test_mcdbf_act_then_learn_equals_simulate(rng, m):
     tau1, tau2 = nf.MCDBF(K, m)._taus()
     W1 = np.zeros((K, X.shape[1]))
     mcdbf_simulate(W1, *kernel_view(X), y, np.arange(n), m, 0.2, tau1, tau2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
-                   np.empty(n, np.int8), np.empty(n))
+                   np.empty(n, np.int8), np.empty(n), NO_RATES, NO_RATES)
     W2 = np.zeros_like(W1)
     for i in range(n):
         sets, z = np.empty((1, m), np.int64), np.empty(1)
         mcdbf_act(W2, *kernel_view(X[i:i + 1]), m, 0.2, u_l[i * m:(i + 1) * m], sets, z)
         f = np.array([int(y[i] in sets[0])])
-        mcdbf_learn(W2, *kernel_view(X[i:i + 1]), m, tau1, tau2, 0.0, 1.0, sets, f, z)
+        mcdbf_learn(W2, *kernel_view(X[i:i + 1]), m, tau1, tau2, 0.0, 1.0, sets, f, z, NO_RATES, NO_RATES)
     np.testing.assert_array_equal(W1, W2)
 
 

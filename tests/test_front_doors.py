@@ -37,6 +37,10 @@ def _size(name: str) -> list[str]:
     return ["--n-samples", "300"] if registry.dataset_info(name)["kind"] == "generated" else []
 
 
+#: the learners of (X, y) data (the catalogue learners take candidate rounds: tests/test_catalogue_checks.py)
+XY_LEARNERS = [n for n in registry.LEARNERS if registry.learner_tags(registry.resolve_learner(n)).family != "catalogue"]
+
+
 def _required(cls) -> dict:
     """The parameters a learner cannot be built without (taken from its check-suite values)."""
     import inspect
@@ -63,7 +67,7 @@ def test_every_learner_declares_its_tags():
     for name, cls in registry.learner_classes().items():
         tags = registry.learner_tags(cls)
         assert isinstance(tags, Tags), name
-        assert tags.family in ("bandit", "diluted", "label_noise", "regression", "teachers"), name
+        assert tags.family in ("bandit", "diluted", "label_noise", "regression", "teachers", "catalogue"), name
         assert tags.online != tags.batch, name  # each runs one way
         assert tags.online == (hasattr(cls, "_simulate_chunk") or hasattr(cls, "_simulate_targets")), name
         if tags.servable:
@@ -139,7 +143,7 @@ def test_file_datasets_are_refused_with_the_same_words_at_every_door(tmp_path, m
 
 
 # ---------------------------------------------------------------- learners
-@pytest.mark.parametrize("name", list(registry.LEARNERS))
+@pytest.mark.parametrize("name", XY_LEARNERS)
 def test_every_learner_through_the_cli_the_service_and_nf_load(name, tmp_path):
     from noisyfeedback.service.engine import ServiceConfig, build_learner
 
@@ -182,7 +186,7 @@ def test_every_learner_through_the_cli_the_service_and_nf_load(name, tmp_path):
     assert type(back) is cls and back.get_params().keys() == model.get_params().keys()
 
 
-@pytest.mark.parametrize("name", list(registry.LEARNERS))
+@pytest.mark.parametrize("name", XY_LEARNERS)
 def test_every_learner_in_a_toml_config(name):
     """The online learners plan as sweep tasks; the batch ones are refused by name (the runner's sweep
     simulates; a batch learner's study is a recipe's task kind)."""

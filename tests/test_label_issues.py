@@ -14,8 +14,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_digits
 
 import noisyfeedback as nf
-from noisyfeedback.noise.label_issues import (clean_prior, em_step, estimate_label_confusion, expected_flips,
-                                              flip_posterior)
+from noisyfeedback.learners.label_noise import estimate_label_confusion
+from noisyfeedback.noise.label_issues import clean_prior, em_step, expected_flips, flip_posterior
 
 # an asymmetric C (columns = true class): transposing it changes the posteriors by far more than the tolerance
 C3 = np.array([[0.70, 0.05, 0.30],

@@ -15,7 +15,8 @@ from noisyfeedback._validation import AnySeed, Integer, Interval, Options
 LEARNERS = sorted(
     (getattr(nf, name) for name in nf.__all__
      if inspect.isclass(getattr(nf, name)) and issubclass(getattr(nf, name), nf.Learner)
-     and getattr(nf, name) is not nf.Learner),
+     and getattr(nf, name) is not nf.Learner
+     and getattr(nf, name).feedback_kind != "catalogue"),  # their suite: tests/test_catalogue_checks.py
     key=lambda c: c.__name__,
 )
 IDS = [c.__name__ for c in LEARNERS]
@@ -290,7 +291,8 @@ def _check_regressor_bad_input(learner, X, y, ch, bad):
 
 # ------------------------------------------- scikit-learn conventions (clone, action distribution)
 ESTIMATORS = [getattr(nf, n) for n in nf.__all__ if inspect.isclass(getattr(nf, n))
-              and hasattr(getattr(nf, n), "get_params") and getattr(nf, n) is not nf.Learner]
+              and hasattr(getattr(nf, n), "get_params") and getattr(nf, n) is not nf.Learner
+              and getattr(getattr(nf, n), "feedback_kind", None) != "catalogue"]
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])

@@ -51,7 +51,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         row_sqnorms(*kernel_view(Xk), row_sq)
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
-                    rho0, rho1, u_l, u_f, mistakes, miss, row_sq)
+                    np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":  # the reference carries the inverses in G
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)
@@ -299,7 +299,7 @@ def test_ridge_oracle_learns_where_adagrad_is_slow():
     y = np.argmax(X @ rng.normal(size=(8, 4)), axis=1)
     ch = nf.feedback.NoisyBandit(0.2, 0.2)
     ridge = nf.simulate(nf.SquareCB(4, oracle="ridge", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
-    adagrad = nf.simulate(nf.SquareCB(4, seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
+    adagrad = nf.simulate(nf.SquareCB(4, oracle="adagrad", seed=0), X, y, ch, n_rounds=6000, seed=0).error_rate
     assert ridge < 0.3 and ridge < adagrad, (ridge, adagrad)
 
 
@@ -319,13 +319,16 @@ def test_ridge_oracle_parameters_and_state_checks(tmp_path):
     # a file whose inverses do not match d + 1 would let the kernel read past them: refused
     from noisyfeedback._state import check_learned_state
     params = learner.get_params()
-    good = {"ridge_inverse_": learner.ridge_inverse_, "W_": learner.W_}  # the sum is checked after W_ binds d
-    check_learned_state(nf.SquareCB, params, good, {})
+    good = {k: v for k, v in vars(learner).items() if k.endswith("_") and isinstance(v, np.ndarray)}
+    good.pop("oracle_", None)
+    scalars = {"oracle_": learner.oracle_}
+    check_learned_state(nf.SquareCB, params, good, scalars)  # the sum is checked after W_ binds d
     for bad in (learner.ridge_inverse_[:, :-1, :-1], np.zeros((5, X.shape[1] + 2, X.shape[1] + 2))):
         with pytest.raises(ValueError, match="ridge_inverse_"):
-            check_learned_state(nf.SquareCB, params, {"W_": learner.W_, "ridge_inverse_": bad}, {})
-    with pytest.raises(ValueError, match="not bound"):
-        check_learned_state(nf.SquareCB, params, {"ridge_inverse_": learner.ridge_inverse_}, {})
+            check_learned_state(nf.SquareCB, params, {**good, "ridge_inverse_": bad}, scalars)
+    without_w = {k: v for k, v in good.items() if k != "W_"}
+    with pytest.raises(ValueError, match="W_"):
+        check_learned_state(nf.SquareCB, params, without_w, scalars)
     # switching the oracle after fitting: ridge restarts from I/λ, other oracles keep an empty stack
     learner.set_params(oracle="adagrad")
     nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=50, seed=1)

@@ -20,7 +20,6 @@ with warnings.catch_warnings():
 import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
-from noisyfeedback.service.policy import action_distribution, inclusion_probabilities  # noqa: E402
 
 D, K = 6, 4
 
@@ -165,7 +164,7 @@ def test_rank_answers_the_distribution_and_respects_allowed_actions(svc):
     x = np.array([[1.0, 0, 0, 2.0, 0, 0]])
     body = client.post("/rank", json={"context": {"0": 1.0, "3": 2.0}}, headers=rank).json()
     dist = np.array(body["distribution"])
-    np.testing.assert_allclose(dist, action_distribution(app.state.engine.learner, x)[0])
+    np.testing.assert_allclose(dist, app.state.engine.learner.action_probabilities(x)[0])
     assert dist.sum() == pytest.approx(1) and body["probability"] == dist[body["action"]]
     seen = set()
     for _ in range(40):
@@ -240,13 +239,6 @@ def test_export_parquet_and_vw(svc, tmp_path):
     res = CliRunner().invoke(cli, ["export-log", "--db", str(db), "-o", str(tmp_path / "cli.vw")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "cli.vw").read_text().splitlines() == lines
-
-
-def test_inclusion_probabilities_of_sets_sum_to_m():
-    for K, m, g in [(9, 3, 0.3), (5, 2, 0.05), (10, 9, 0.5)]:
-        p_in, p_out = inclusion_probabilities(K, m, g)
-        assert m * p_in + (K - m) * p_out == pytest.approx(m)
-        assert p_in > p_out
 
 
 def test_set_learner_service_ranks_sets(tmp_path):

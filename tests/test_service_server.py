@@ -25,7 +25,6 @@ httpx = pytest.importorskip("httpx")
 
 import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
-from noisyfeedback.service.policy import action_distribution  # noqa: E402
 from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 
 
@@ -131,7 +130,7 @@ def reference_from_log(db):
     """A model trained on the log from the first snapshot: draws of every event, then every reward in seq order."""
     con = sqlite3.connect(db)
     path = con.execute("SELECT path FROM snapshots ORDER BY id LIMIT 1").fetchone()[0]
-    learner = nf.load(path)
+    learner = nf.load(os.path.join(os.path.dirname(db), path))  # stored relative to the database's folder
     draws = con.execute("SELECT COALESCE(SUM(n_draws), 0) FROM events").fetchone()[0]
     learner.rng_.random(draws)
     for reward, ctx, action, prob in con.execute(
@@ -209,4 +208,31 @@ def test_acceptance_sigkill_during_reward_burst_loses_no_acknowledged_reward(tmp
     np.testing.assert_array_equal(rebuilt.W_, reference.W_)  # bit for bit
     reference.rng_.random(1)  # the probe after the restart drew one uniform
     assert rebuilt.rng_.bit_generator.state == reference.rng_.bit_generator.state
-    assert dist == action_distribution(reference, X[:1])[0].tolist()
+    assert dist == reference.action_probabilities(X[:1])[0].tolist()
+
+
+def test_a_huge_header_is_refused_while_it_is_read(tmp_path, servers):
+    """The server answers 431 and closes once a request's head passes --max-header, long before a
+    200 MB header would have been read; /health answers right after."""
+    db = tmp_path / "h.db"
+    server = servers(db, "--learner", "Banditron", "--n-classes", "3", "--n-features", "4",
+                     "--max-header", "8192").start()
+    t0 = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        sent, answer = 0, b""
+        try:
+            while sent < 200 << 20:
+                s.sendall(b"a" * 65536)
+                sent += 65536
+        except OSError:  # the server closed the connection
+            pass
+        try:
+            answer = s.recv(4096)
+        except OSError:
+            pass
+    assert sent < 8 << 20, sent  # refused early
+    assert answer.startswith(b"HTTP/1.1 431"), answer
+    assert time.monotonic() - t0 < 30
+    assert httpx.get(server.url + "/health", timeout=5).status_code == 200
+    server.stop()

@@ -13,13 +13,15 @@ from ._version import __version__
 from . import datasets, feedback, metrics, noise
 from . import ope
 from .base import Learner, load
-from .noise import find_label_issues
+from .learners.label_noise import find_label_issues
 from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
 from .learners import MCDBF, MCSLP
 from .learners import EpsilonGreedy, SquareCB
 from .learners import NLMS, ORS, UMA, make_kernel_uma
 from .learners import CorrectedLogisticRegression, WeightedRLS
 from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
+from .learners import CatalogueEpsilonGreedy, CatalogueSquareCB
+from .catalogue import CandidateRounds, CandidateStream
 from .simulate import Trace, fit_batch, simulate
 
 __all__ = [
@@ -54,4 +56,5 @@ __all__ = [
     "LinearSVM",
     "EvilTeacherSVM",
     "TeacherSGD",
+    "CatalogueSquareCB", "CatalogueEpsilonGreedy", "CandidateRounds", "CandidateStream",
 ]

@@ -169,7 +169,7 @@ def check_learned_state(cls: type, params: dict[str, Any], arrays: dict[str, np.
         what = f"{owner}.{name}"
         if not _DTYPES[decl.dtype](arr.dtype):
             raise ValueError(f"{what} must have dtype {decl.dtype}; got {arr.dtype}.")
-        shape = decl.shape(params) if callable(decl.shape) else decl.shape
+        shape = decl.shape(env) if callable(decl.shape) else decl.shape  # parameters and learned scalars
         if arr.ndim != len(shape):
             raise ValueError(f"{what} must be {len(shape)}-D {tuple(shape)}; got shape {arr.shape}.")
         for i, (expr, n) in enumerate(zip(shape, arr.shape)):

@@ -565,6 +565,8 @@ def reproduce(
 from .service.cli import register as _register_service  # noqa: E402  (serve, keys create, export-log)
 
 _register_service(app)
+from .cli_vw import register as _register_vw  # noqa: E402  (train, predict, evaluate on VW text files)
+_register_vw(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -22,6 +22,8 @@ __all__ = [
     "ConfusionNoise",
     "GaussianNoise",
     "check_confusion_matrix",
+    "Rates",
+    "rate_arrays",
     "symmetric_confusion",
     "pair_confusion",
 ]
@@ -67,19 +69,105 @@ def _r(v: Any) -> str:
     return repr(v)
 
 
-def _check_rates(owner: str, rho0: float, rho1: float) -> None:
-    check_param("rho0", rho0, Interval(0, 1, closed="left"), owner)
-    check_param("rho1", rho1, Interval(0, 1, closed="left"), owner)
-    if rho0 + rho1 >= 1:
+class Rates:
+    """A flip rate in [0, 1), or a 1-D array of them, one per action (label)."""
+
+    def accepts(self, value: Any) -> bool:
+        if np.ndim(value) == 0:
+            return Interval(0, 1, closed="left").accepts(value)
+        try:
+            arr = np.asarray(value)
+        except Exception:  # noqa: BLE001 (ragged input)
+            return False
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype == bool or not (
+                np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+            return False
+        arr = arr.astype(np.float64)
+        return bool(np.isfinite(arr).all() and (arr >= 0).all() and (arr < 1).all())
+
+    def describe(self) -> str:
+        return "in [0, 1), or a 1-D array of rates in [0, 1), one per action"
+
+
+def per_action(rate: Any) -> bool:
+    """True when a flip rate is given per action (an array), False for one rate."""
+    return np.ndim(rate) != 0
+
+
+def rate_arrays(owner: str, rho0: Any, rho1: Any, n_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(ρ0, ρ1) as float64 arrays: of length 1 when every action has the same rates (given as scalars or
+    as arrays of equal entries: the one-rate computation, bit for bit), else of length K. Checks the
+    values, the length K (when ``n_classes`` is given; arrays of both must have the same length) and
+    ρ0(a) + ρ1(a) < 1 for every action, with the house's messages."""
+    for name, rate in (("rho0", rho0), ("rho1", rho1)):  # one rate: the messages (and TypeError) of an Interval
+        check_param(name, rate, Interval(0, 1, closed="left") if np.ndim(rate) == 0 else Rates(), owner)
+    r0 = np.atleast_1d(np.asarray(rho0, dtype=np.float64))
+    r1 = np.atleast_1d(np.asarray(rho1, dtype=np.float64))
+    for name, r in (("rho0", r0), ("rho1", r1)):
+        if r.shape[0] > 1 or per_action(rho0 if name == "rho0" else rho1):
+            if n_classes is not None and r.shape[0] != n_classes:
+                raise ValueError(f"The {name!r} parameter of {owner} must hold one rate per action: "
+                                 f"{n_classes} rates. Got {r.shape[0]} instead.")
+    if r0.shape[0] != r1.shape[0] and min(r0.shape[0], r1.shape[0]) > 1:
+        raise ValueError(f"The 'rho0' and 'rho1' parameters of {owner} must have the same length. "
+                         f"Got {r0.shape[0]} and {r1.shape[0]} instead.")
+    K = max(r0.shape[0], r1.shape[0])
+    r0, r1 = np.broadcast_to(r0, (K,)).copy(), np.broadcast_to(r1, (K,)).copy()
+    bad = np.flatnonzero(r0 + r1 >= 1)
+    if bad.size:
+        a = int(bad[0])
+        which = f" for action {a}" if K > 1 else ""
         raise ValueError(
-            f"The 'rho0' and 'rho1' parameters of {owner} must satisfy rho0 + rho1 < 1 "
-            f"(otherwise the feedback carries no information). Got rho0={rho0!r}, rho1={rho1!r}."
-        )
+            f"The 'rho0' and 'rho1' parameters of {owner} must satisfy rho0 + rho1 < 1{which} "
+            f"(otherwise the feedback carries no information). Got rho0={_r_rate(rho0, a)}, "
+            f"rho1={_r_rate(rho1, a)}.")
+    if K > 1 and (r0 == r0[0]).all() and (r1 == r1[0]).all():
+        r0, r1 = r0[:1].copy(), r1[:1].copy()
+    return r0, r1
 
 
-def _flip(f: np.ndarray, u: np.ndarray, rho0: float, rho1: float) -> np.ndarray:
-    """f̃: a true 1 is reported as 0 with probability rho1, a true 0 as 1 with probability rho0."""
+def _r_rate(rate: Any, a: int) -> str:
+    return repr(rate) if np.ndim(rate) == 0 else repr(float(np.asarray(rate, dtype=np.float64)[a]))
+
+
+def _check_rates(owner: str, rho0: Any, rho1: Any) -> None:
+    rate_arrays(owner, rho0, rho1)
+
+
+def _stored_rate(rate: Any) -> float | np.ndarray:
+    """A channel's rate: a float, or a read-only float64 copy of per-action rates."""
+    if not per_action(rate):
+        return float(rate)
+    arr = np.array(rate, dtype=np.float64)
+    arr.flags.writeable = False
+    return arr
+
+
+def _flip(f: np.ndarray, u: np.ndarray, rho0, rho1) -> np.ndarray:
+    """f̃: a true 1 is reported as 0 with probability rho1, a true 0 as 1 with probability rho0 (scalars,
+    or arrays of each round's rates)."""
     return np.where(f == 1, u >= rho1, u < rho0).astype(np.int64)
+
+
+def _rates_of(rate, actions: np.ndarray, owner: str):
+    """Each round's rate: the scalar, or the per-action rate of the round's action."""
+    if not per_action(rate):
+        return rate
+    if actions.size and (actions.min() < 0 or actions.max() >= rate.shape[0]):
+        raise ValueError(f"{owner} has rates for {rate.shape[0]} actions; got action {int(actions.max())}.")
+    return rate[actions]
+
+
+def set_rates(rate, sets: np.ndarray, owner: str):
+    """Each round's rate of a set: the scalar, or the mean of its labels' rates (summed in label-column
+    order, as the compiled loops do)."""
+    if not per_action(rate):
+        return rate
+    r = _rates_of(rate, sets, owner)
+    total = r[:, 0].copy()
+    for j in range(1, r.shape[1]):
+        total += r[:, j]
+    return total / r.shape[1]
 
 
 class FullLabel(FeedbackChannel):
@@ -100,7 +188,10 @@ class FullLabel(FeedbackChannel):
 class NoisyBandit(FeedbackChannel):
     """Bandit feedback f = 1[action = y], flipped: P(f̃=1 | f=0) = rho0, P(f̃=0 | f=1) = rho1.
 
-    Agarwal & Manwani (2021), Section 3. ``NoisyBandit(0, 0)`` is clean bandit feedback.
+    Agarwal & Manwani (2021), Section 3. ``NoisyBandit(0, 0)`` is clean bandit feedback. ``rho0`` and
+    ``rho1`` may also be arrays of one rate per action: the flips of a round then follow the played
+    action a, P(f̃=1 | f=0, a) = rho0[a], P(f̃=0 | f=1, a) = rho1[a] (accidental clicks on some items,
+    missed ones on others).
 
     >>> ch = NoisyBandit(0.2, 0.4)
     >>> ch
@@ -112,28 +203,37 @@ class NoisyBandit(FeedbackChannel):
 
     kind = "bandit"
 
-    def __init__(self, rho0: float = 0.0, rho1: float = 0.0):
+    def __init__(self, rho0: float | np.ndarray = 0.0, rho1: float | np.ndarray = 0.0):
         _check_rates("NoisyBandit", rho0, rho1)
-        self.rho0 = float(rho0)
-        self.rho1 = float(rho1)
+        self.rho0 = _stored_rate(rho0)
+        self.rho1 = _stored_rate(rho1)
 
     def _params(self):
         return {"rho0": self.rho0, "rho1": self.rho1}
 
     def respond(self, y, actions, rng) -> np.ndarray:
         y = np.asarray(y)
-        f = (np.asarray(actions) == y).astype(np.int64)
+        actions = np.asarray(actions)
+        f = (actions == y).astype(np.int64)
         u = rng.random(y.shape[0])
-        return _flip(f, u, self.rho0, self.rho1)
+        return _flip(f, u, _rates_of(self.rho0, actions, "NoisyBandit"), _rates_of(self.rho1, actions, "NoisyBandit"))
 
     def _kernel_args(self, n_classes):
+        if per_action(self.rho0) or per_action(self.rho1):
+            raise TypeError(f"{self!r} has per-action rates: the compiled loop reads them from _kernel_rates.")
         return CODE_BANDIT, self.rho0, self.rho1, np.zeros((1, 1))
+
+    def _kernel_rates(self, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rho0, rho1) for the compiled loops: float64 arrays of length 1 (every action alike) or K."""
+        return rate_arrays(type(self).__name__, self.rho0, self.rho1, n_classes)
 
 
 class Diluted(FeedbackChannel):
     """Diluted (set) bandit feedback: 1[y ∈ proposed set of m labels], optionally flipped.
 
-    Batra & Manwani (2021). ``actions`` is an (n, m) array of labels.
+    Batra & Manwani (2021). ``actions`` is an (n, m) array of labels. ``rho0``/``rho1`` may be arrays of
+    one rate per label: a set S is then flipped with the mean rates of its labels,
+    ρ(S) = (1/m)·Σ_{a∈S} ρ(a) (with m = 1 the per-action rates of ``NoisyBandit``).
     """
 
     kind = "set"
@@ -142,8 +242,8 @@ class Diluted(FeedbackChannel):
         check_param("m", m, Integer(1), "Diluted")
         _check_rates("Diluted", rho0, rho1)
         self.m = int(m)
-        self.rho0 = float(rho0)
-        self.rho1 = float(rho1)
+        self.rho0 = _stored_rate(rho0)
+        self.rho1 = _stored_rate(rho1)
 
     def _params(self):
         return {"m": self.m, "rho0": self.rho0, "rho1": self.rho1}
@@ -157,10 +257,27 @@ class Diluted(FeedbackChannel):
             )
         f = (sets == y[:, None]).any(axis=1).astype(np.int64)
         u = rng.random(y.shape[0])
-        return _flip(f, u, self.rho0, self.rho1)
+        return _flip(f, u, set_rates(self.rho0, sets, "Diluted"), set_rates(self.rho1, sets, "Diluted"))
 
     def _kernel_args(self, n_classes):
+        if per_action(self.rho0) or per_action(self.rho1):
+            raise TypeError(f"{self!r} has per-label rates: the compiled loop reads them from _kernel_rates.")
         return CODE_DILUTED, self.rho0, self.rho1, np.zeros((1, 1))
+
+    def _kernel_rates(self, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rho0, rho1) for the compiled loops: float64 arrays of length 1 (every label alike) or K."""
+        return rate_arrays(type(self).__name__, self.rho0, self.rho1, n_classes)
+
+
+def kernel_feedback(feedback: FeedbackChannel, n_classes: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(code, rho0, rho1) of a bandit or set channel for the compiled loops: the rates as float64 arrays
+    of one value (every action alike) or one per action (``kernels.channels.rate_at``)."""
+    rates = getattr(feedback, "_kernel_rates", None)
+    if rates is None:
+        code, r0, r1, _ = feedback._kernel_args(n_classes)
+        return code, np.array([r0], dtype=np.float64), np.array([r1], dtype=np.float64)
+    r0, r1 = rates(n_classes)
+    return (CODE_DILUTED if feedback.kind == "set" else CODE_BANDIT), r0, r1
 
 
 def check_confusion_matrix(C: Any, owner: str = "ConfusionNoise", max_condition: float | None = None) -> np.ndarray:

@@ -27,7 +27,7 @@ from typing import Any
 __all__ = ["LEARNERS", "CHANNELS", "CHANNEL_ALIASES", "key", "learner_classes", "resolve_learner",
            "channel_classes", "resolve_channel", "channel_names", "channel_params", "learner_tags", "learners_where",
            "learner_params", "build_learner", "build_channel", "dataset_names", "dataset_info", "load_dataset",
-           "parse_params"]
+           "parse_params", "STREAMS", "resolve_stream"]
 
 #: class name -> "module:qualname"; the explicit list of classes a model file may name
 LEARNERS: dict[str, str] = {
@@ -49,6 +49,14 @@ LEARNERS: dict[str, str] = {
     "LinearSVM": "noisyfeedback.learners.teachers.svm:LinearSVM",
     "EvilTeacherSVM": "noisyfeedback.learners.teachers.evil_teachers:EvilTeacherSVM",
     "TeacherSGD": "noisyfeedback.learners.teachers.teacher_sgd:TeacherSGD",
+    "CatalogueSquareCB": "noisyfeedback.learners.catalogue.squarecb:CatalogueSquareCB",
+    "CatalogueEpsilonGreedy": "noisyfeedback.learners.catalogue.epsilon_greedy:CatalogueEpsilonGreedy",
+}
+
+#: candidate streams (catalogue learners' data: rounds of candidates with ground truth) -> "module:function"
+STREAMS: dict[str, str] = {
+    "ranking": "noisyfeedback.datasets.ranking:ranking_stream",
+    "multiclass-candidates": "noisyfeedback.datasets.ranking:multiclass_candidates",
 }
 
 #: channel name -> "module:qualname"
@@ -106,6 +114,15 @@ def resolve_learner(name: str) -> type:
     'RCNBF'
     """
     return _resolve(LEARNERS, name, "learner")
+
+
+def resolve_stream(name: str):
+    """The registered candidate-stream function called ``name``.
+
+    >>> resolve_stream("ranking").__name__
+    'ranking_stream'
+    """
+    return _resolve(STREAMS, name, "candidate stream")
 
 
 def learner_tags(learner: Any):

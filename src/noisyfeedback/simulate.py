@@ -198,6 +198,12 @@ def simulate(
     """
     from .base import Learner
 
+    if getattr(learner, "feedback_kind", None) == "catalogue":  # X: a CandidateStream (its ground truth), y: None
+        if y is not None:
+            raise TypeError(f"{type(learner).__name__} simulates on a CandidateStream (rounds of candidates with "
+                            "their ground truth, e.g. nf.datasets.ranking_stream or multiclass_candidates), with "
+                            "y=None.")
+        return learner._simulate_stream(X, feedback, n_rounds, seed, checkpoints, progress)
     regression = isinstance(learner, Learner) and learner.feedback_kind == "target"
     if not isinstance(learner, Learner) or not hasattr(
             learner, "_simulate_targets" if regression else "_simulate_chunk"):
@@ -297,7 +303,8 @@ class _LabelRounds:
         return {"extras": {name: extras[name][a:b] for name in self.extra_names}} if self.extra_names else {}
 
     def rows(self, X):
-        return simulation_rows(X, self.mistakes.shape[0])
+        scale = getattr(self.learner, "_simulation_rows", None)  # learners that normalise rows: see finite_scale_rows
+        return simulation_rows(X if scale is None else scale(X), self.mistakes.shape[0])
 
     def warm_up(self, X, y) -> None:
         empty = {name: np.empty(0) for name in self.extra_names}
@@ -310,6 +317,11 @@ class _LabelRounds:
         u_feedback = rng_feedback.random(k * k_feedback) if k_feedback else np.zeros(0)
         self.learner._simulate_chunk(X, y, rows, u_learner, self.feedback, u_feedback,
                                      self.mistakes[done:done + k], **self._extras_for(self.extras, done, done + k))
+        finite = getattr(self.learner, "_state_is_finite", None)
+        if finite is not None and not finite():
+            raise ValueError(f"simulate: the learned state of {type(self.learner).__name__} became non-finite in "
+                             f"rounds {done}..{done + k - 1} (an update overflowed; see the learner's parameters "
+                             "and the scale of X).")
 
     def results(self, cps, n_rounds) -> dict:
         cum = np.cumsum(self.mistakes, dtype=np.int64)

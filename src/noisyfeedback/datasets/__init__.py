@@ -13,6 +13,10 @@ scipy.sparse CSR for LIBSVM data), y int64 class labels 0..K-1.
   :func:`load_usps` (usps.h5, needs h5py), :func:`load_letter` (UCI letter),
   :func:`load_libsvm` (sparse CSR), :func:`load_npz`, :func:`load_csv`, :func:`load_parquet`.
 - :func:`normalize_rows` — unit-L2 rows, dense or CSR.
+- Vowpal Wabbit text: :func:`read_vw_cb` / :func:`write_vw_cb` (``--cb``, one line an example),
+  :func:`read_vw_adf` / :func:`write_vw_adf` (``--cb_adf`` multi-line examples with action features),
+  :func:`read_vw_ccb` / :func:`write_vw_ccb` (``--ccb_explore_adf``, several slots),
+  :func:`detect_vw_format`.
 
 >>> import noisyfeedback as nf
 >>> X, y = nf.datasets.load("digits")
@@ -36,7 +40,10 @@ from .loaders import (
 from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy
 from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
+from .vw_adf import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format, read_vw_adf,
+                     read_vw_ccb, write_vw_adf, write_vw_ccb)
 from .open_bandit import OpenBanditLog, bts_action_distribution, load_open_bandit, read_prior_bts
+from .ranking import multiclass_candidates, ranking_stream
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
 __all__ = [
@@ -74,4 +81,15 @@ __all__ = [
     "write_vw_cb",
     "read_log",
     "write_log",
+    "read_vw_adf",
+    "write_vw_adf",
+    "read_vw_ccb",
+    "write_vw_ccb",
+    "detect_vw_format",
+    "ADFExample",
+    "CBLabel",
+    "CCBExample",
+    "CCBSlot",
+    "CCBOutcome",
+    "multiclass_candidates", "ranking_stream",
 ]

@@ -12,13 +12,17 @@ P(r) = (1-γ)·1[r=ŷ] + γ/K; draw ỹ ~ P; observe f̃; then, by ``rule``:
   diagonal one) and ``cum`` (1,) = Σ n_s m_s.
 
 Learners without extra state pass empty arrays for theta, A and cum.
+
+Flip rates and feedback estimates (``h0``, ``h1``, ``rho0``, ``rho1``) are scalars, or float64 arrays
+of one value (every action alike) or one per action (``channels.rate_at``): h(f̃) and the channel's
+flips then follow the played action ỹ.
 """
 
 import numpy as np
 from numba import njit
 
 from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
-from .channels import flip
+from .channels import flip, rate_at
 from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, add_sub_rows_coded, argmax_first, epsilon_greedy_draw,
                      fetch_row, prefetch_csr_row, row_scores, row_scores_coded)
 
@@ -114,7 +118,7 @@ def bandit_update_row(rule, W, idx, val, nnz, s, yhat, action, prob, ft, h0, h1,
         if ft == 1:
             soba_update_row(rule == RULE_SOBA_FULL, W, theta, A, cum, idx, val, nnz, s, action, prob)
     elif rule == RULE_BANDITRON:
-        h = h1 if ft == 1 else h0
+        h = rate_at(h1, action) if ft == 1 else rate_at(h0, action)
         add_sub_rows(W, action, h / prob, yhat, idx, val, nnz)
     else:  # RULE_BPA
         sq = 0.0
@@ -156,7 +160,7 @@ def bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback):
     """Given the scores: greedy ŷ, ε-greedy action ỹ with P(ỹ), and the noisy feedback f̃."""
     yhat = argmax_first(s)
     a, pa = epsilon_greedy_draw(yhat, gamma, s.shape[0], u_learner)
-    ft = flip(1 if a == label else 0, u_feedback, rho0, rho1)
+    ft = flip(1 if a == label else 0, u_feedback, rate_at(rho0, a), rate_at(rho1, a))
     return yhat, a, pa, ft
 
 
@@ -165,14 +169,14 @@ def banditron_round_coded(W, idx, codes, values, nnz, s, label, gamma, h0, h1, r
     """:func:`bandit_round` of RULE_BANDITRON on a row of coded values, read in place."""
     row_scores_coded(W, idx, codes, values, nnz, s)
     yhat, a, pa, ft = bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback)
-    add_sub_rows_coded(W, a, (h1 if ft == 1 else h0) / pa, yhat, idx, codes, values, nnz)
+    add_sub_rows_coded(W, a, (rate_at(h1, a) if ft == 1 else rate_at(h0, a)) / pa, yhat, idx, codes, values, nnz)
     return yhat, a, ft
 
 
 @njit(cache=True)
 def bandit_simulate(rule, W, Xd, indptr, indices, data, sparse, y, order, gamma, h0, h1,
                     rho0, rho1, u_learner, u_feedback, mistakes, theta, A, cum, out_actions, out_feedback):
-    """Simulation loop under NoisyBandit(rho0, rho1) feedback.
+    """Simulation loop under NoisyBandit(rho0, rho1) feedback (rates and h: scalars or per action).
 
     When ``out_actions`` is non-empty, the actions ỹ and feedback f̃ of every round are written to
     ``out_actions`` / ``out_feedback`` (learners that keep their interactions, e.g. RCINE).

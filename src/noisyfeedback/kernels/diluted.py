@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ._codes import CODE_CONFUSION
-from .channels import confusion_label, flip
+from .channels import confusion_label, flip, set_rate
 from .linear import add_row, add_sub_rows, epsilon_greedy_draw, fetch_row, row_scores
 
 
@@ -157,9 +157,22 @@ def mcdbf_act(W, Xd, indptr, indices, data, sparse, m, gamma, u, sets, probs):
         probs[i] = draw_set(top, in_hat, m, gamma, u, i * m, sets[i], in_set, G)
 
 
+@njit(cache=True, inline="always")
+def set_estimate(ft, h0, h1, r0, r1, chosen, m):
+    """h(f̃) of a set: the scalars h0/h1 when the learner's rates are the same for every label (``r0``
+    holds at most one value); else (f̃ − ρ0(S))/(1 − ρ0(S) − ρ1(S)) with ρ(S) the mean rate of the set's
+    labels (``channels.set_rate``; with m = 1 the played action's rates, RCNBF's h bit for bit)."""
+    if r0.shape[0] <= 1:
+        return h1 if ft == 1 else h0
+    a0 = set_rate(r0, chosen, m)
+    a1 = set_rate(r1, chosen, m)
+    return (ft - a0) / (1.0 - a0 - a1)
+
+
 @njit(cache=True)
-def mcdbf_learn(W, Xd, indptr, indices, data, sparse, m, tau1, tau2, h0, h1, sets, feedback, probs):
-    """Update from logged rows in order: set Ỹ (sorted or not), 0/1 feedback f̃, Z(Ỹ)."""
+def mcdbf_learn(W, Xd, indptr, indices, data, sparse, m, tau1, tau2, h0, h1, sets, feedback, probs, r0, r1):
+    """Update from logged rows in order: set Ỹ (sorted or not), 0/1 feedback f̃, Z(Ỹ). ``r0``/``r1``:
+    the learner's per-label rates (see :func:`set_estimate`), empty for one pair (then h0, h1)."""
     K, d = W.shape
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -175,14 +188,16 @@ def mcdbf_learn(W, Xd, indptr, indices, data, sparse, m, tau1, tau2, h0, h1, set
             in_set[r] = 0
         for j in range(m):
             in_set[sets[i, j]] = 1
-        h = h1 if feedback[i] == 1 else h0
+        h = set_estimate(feedback[i], h0, h1, r0, r1, sets[i], m)
         mcdbf_update_row(W, idx, val, nnz, top, in_hat, sets[i], in_set, m, h / (probs[i] * tau1), tau2)
 
 
 @njit(cache=True)
 def mcdbf_simulate(W, Xd, indptr, indices, data, sparse, y, order, m, gamma, tau1, tau2, h0, h1,
-                   rho0, rho1, u_learner, u_feedback, mistakes, set_miss):
+                   rho0, rho1, u_learner, u_feedback, mistakes, set_miss, r0, r1):
     """Simulation loop under Diluted(m, rho0, rho1): m learner uniforms and one channel uniform a round.
+    The channel's rates: scalars, or arrays (one value, or one per label: a set flips with its labels'
+    mean rates); the learner's per-label rates ``r0``/``r1`` as in :func:`mcdbf_learn`.
 
     ``mistakes[t]`` = 1[argmax ≠ y]; ``set_miss[t]`` = 1[y ∉ Ŷ] (the greedy top-m set's miss).
     """
@@ -202,8 +217,8 @@ def mcdbf_simulate(W, Xd, indptr, indices, data, sparse, y, order, m, gamma, tau
         row_scores(W, idx, val, nnz, s)
         top_m(s, m, top, in_hat)
         Z = draw_set(top, in_hat, m, gamma, u_learner, t * m, chosen, in_set, G)
-        ft = flip(1 if in_set[yi] == 1 else 0, u_feedback[t], rho0, rho1)
-        h = h1 if ft == 1 else h0
+        ft = flip(1 if in_set[yi] == 1 else 0, u_feedback[t], set_rate(rho0, chosen, m), set_rate(rho1, chosen, m))
+        h = set_estimate(ft, h0, h1, r0, r1, chosen, m)
         mistakes[t] = 1 if top[0] != yi else 0
         set_miss[t] = 1.0 - in_hat[yi]
         mcdbf_update_row(W, idx, val, nnz, top, in_hat, chosen, in_set, m, h / (Z * tau1), tau2)

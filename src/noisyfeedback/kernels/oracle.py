@@ -19,6 +19,11 @@ and never tell them apart (the greedy label's error, what we score, stayed ~1.5x
 end to end in label order on [0, m); the set is the labels whose interval holds one of the points
 u, u+1, …, u+m−1. Label r is drawn with probability exactly π_r; with m = 1 it is the inverse CDF.
 
+**Flip rates.** With known rates (ρ0(a), ρ1(a)) the policy runs on the corrected values
+c_a = (v_a − c0(a)) / cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1 (per action, or one pair): the clean P(y = a | x)
+that v_a = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) estimates (m = 1), inverted per action. The oracle still
+fits the raw feedback (its residual uses v). Without rates (``c0`` empty) the policy reads v itself.
+
 **Oracle** (square loss on the observed 0/1 feedback f̃, no importance weights): the prediction for a
 set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S takes a step on
 ½e² (gradient −e·x̂ for W[a], −e for b[a]):
@@ -34,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
-from .channels import flip
+from .channels import flip, set_rate_array
 
 # The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
 # (a call passes every array as a struct of its pointer, shape and strides).
@@ -346,6 +351,15 @@ def oracle_update(oracle, W, b, G, Gb, P, u, chosen, m, e, lr, idx, val, codes, 
         b[a] += c
 
 
+@njit(cache=True)
+def correct_values(v, c0, cb, out):
+    """out_a = (v_a − c0(a)) / cb(a) (c0, cb: one value, or one per action): the values the policy reads
+    when the learner has flip rates (``c0`` not empty); without rates it reads v itself."""
+    for k in range(v.shape[0]):
+        j = 0 if c0.shape[0] == 1 else k
+        out[k] = (v[k] - c0[j]) / cb[j]
+
+
 @njit(cache=True, inline="always")
 def explore_at(kind, explore, gamma_exponent, t):
     """ε for ε-greedy; γ_t = γ_scale·(t+1)^γ_exp for IGW (t = updates so far)."""
@@ -360,9 +374,9 @@ def explore_at(kind, explore, gamma_exponent, t):
 
 @njit(cache=True)
 def oracle_act(W, b, Xd, indptr, indices, data, sparse, m, kind, explore, gamma_exponent, t, u, sets, probs,
-               pis):
+               pis, c0, cb):
     """Draw a set (m = 1: an action) for every row with the uniforms u[i·n : (i+1)·n], n = draws_per_round;
-    writes sets (n, m), P(set | label order) (n,) and π (n, K)."""
+    writes sets (n, m), P(set | label order) (n,) and π (n, K). ``c0``/``cb``: :func:`corrected`."""
     K, d = W.shape
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -372,12 +386,15 @@ def oracle_act(W, b, Xd, indptr, indices, data, sparse, m, kind, explore, gamma_
     in_top = np.zeros(K, np.int8)
     scratch = np.empty(m, np.int64)
     perm = np.empty(K, np.int64)
+    vc = np.empty(K)
     nu = draws_per_round(m, K)
     x = explore_at(kind, explore, gamma_exponent, t)
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         values(W, b, idx, val, codes, val, nnz, False, v, -1.0)
-        policy(v, m, kind, x, top, in_top, pis[i])
+        if c0.shape[0] > 0:
+            correct_values(v, c0, cb, vc)
+        policy(vc if c0.shape[0] > 0 else v, m, kind, x, top, in_top, pis[i])
         label_order(u, i * nu, m, K, perm)
         systematic_sample(pis[i], m, u[i * nu], perm, sets[i])
         probs[i] = set_probability(pis[i], m, perm, sets[i], scratch)
@@ -417,12 +434,17 @@ def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, s
 
 
 @njit(cache=True, inline="always")
-def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rho0,
-                 rho1, u, off, u_feedback, v, pi, top, in_top, perm, chosen):
+def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rates,
+                 corr, u, off, u_feedback, v, pi, top, in_top, perm, chosen):
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
-    feedback 1[y ∈ set] flipped with ``u_feedback``, oracle step."""
+    feedback 1[y ∈ set] flipped with ``u_feedback`` (the channel's rates ``rates`` = (ρ0, ρ1) rows of one
+    value, or one per label, a set taking its labels' mean), oracle step. ``corr``: (3, K) rows c0, cb and
+    scratch for the corrected values the policy reads (:func:`correct_values`), or (3, 0) without rates.
+    (At most 30 arguments: CPython passes more as a tuple, which numba does not inline.)"""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
-    policy(v, m, kind, x, top, in_top, pi)
+    if corr.shape[1] > 0:
+        correct_values(v, corr[0], corr[1], corr[2])
+    policy(corr[2] if corr.shape[1] > 0 else v, m, kind, x, top, in_top, pi)
     label_order(u, off, m, v.shape[0], perm)
     systematic_sample(pi, m, u[off], perm, chosen)
     hit = 0
@@ -430,14 +452,16 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
     for j in range(m):
         hit += chosen[j] == yi
         pred += v[chosen[j]]
-    ft = flip(1 if hit > 0 else 0, u_feedback, rho0, rho1)
+    ft = flip(1 if hit > 0 else 0, u_feedback, set_rate_array(rates[0], chosen, m),
+              set_rate_array(rates[1], chosen, m))
     oracle_update(oracle, W, b, G, Gb, P, pz, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
 
 
 @njit(cache=True)
 def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
-                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq):
-    """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1: ``draws_per_round``
+                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq, c0, cb):
+    """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1 (float64 arrays: one
+    value, or one per label, ``feedback.kernel_feedback``): ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
     1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (:func:`row_sqnorms`, in-place rows only), or
     empty: computed each round.
@@ -457,6 +481,14 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
     chosen = np.empty(m, np.int64)
     perm = np.empty(K, np.int64)
     pz = np.empty(P.shape[1])
+    rates = np.empty((2, rho0.shape[0]))
+    rates[0] = rho0
+    rates[1] = rho1
+    corr = np.empty((3, K if c0.shape[0] > 0 else 0))
+    for k in range(corr.shape[1]):
+        j = 0 if c0.shape[0] == 1 else k
+        corr[0, k] = c0[j]
+        corr[1, k] = cb[j]
     nu = draws_per_round(m, K)
     record_set = set_miss.shape[0] > 0
     known_sq = inplace and row_sq.shape[0] > 0
@@ -473,17 +505,17 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
             sq = row_sq[i] if known_sq else -1.0
             if sparse == CSR_CODED:
                 oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq,
-                             yi, m, kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                             yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
                              perm, chosen)
             else:
                 vl = data[lo:hi]
                 oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq,
-                             yi, m, kind, x, lr, rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                             yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
                              perm, chosen)
         else:
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
             oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x, lr,
-                         rho0, rho1, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
+                         rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
         t[0] += 1
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:

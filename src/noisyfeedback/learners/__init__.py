@@ -16,5 +16,6 @@ from .regression.ors import ORS
 from .label_noise.corrected_logistic import CorrectedLogisticRegression
 from .regression.wrls import WeightedRLS
 from .teachers import EvilTeacherSVM, LinearSVM, TeacherSGD
+from .catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB
 
-__all__ = ["SquareCB", "EpsilonGreedy", "Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "CorrectedLogisticRegression", "WeightedRLS", "LinearSVM", "EvilTeacherSVM", "TeacherSGD"]
+__all__ = ["SquareCB", "EpsilonGreedy", "Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "CorrectedLogisticRegression", "WeightedRLS", "LinearSVM", "EvilTeacherSVM", "TeacherSGD", "CatalogueSquareCB", "CatalogueEpsilonGreedy"]

@@ -37,6 +37,71 @@ def kernel_view(X) -> tuple:
     return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
 
 
+def row_range(X, lo: int, hi: int):
+    """Rows lo..hi−1 of X (X itself when that is all of it: no copy on the ordinary path)."""
+    return X if lo == 0 and hi == X.shape[0] else X[lo:hi]
+
+
+def _masked_argmax(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row the first index of the largest score among the masked-in entries."""
+    s = np.where(mask, scores, -np.inf)
+    out = np.argmax(s, axis=1)
+    none = ~np.take_along_axis(mask, out[:, None], axis=1)[:, 0]  # all masked-in scores -inf or NaN
+    if none.any():
+        out[none] = np.argmax(mask[none], axis=1)
+    return out.astype(np.int64)
+
+
+#: rows whose largest |entry| is above _BIG or below _SMALL (and not 0) are rescaled by a power of 2 before
+#: a learner that normalises rows sees them: their ‖x‖² would overflow to inf or underflow (to 0 or a
+#: denormal) in float64. Between the two every ‖x‖² of up to 1.7e7 features is a normal number.
+_BIG = 2.0 ** 500
+_SMALL = 2.0 ** -500
+
+
+def finite_scale_rows(X):
+    """X with every row whose largest absolute entry M is above 2^500 or below 2^-500 (M > 0) multiplied
+    by 2^(1−e), M = f·2^e (f in [0.5, 1)): its largest entry is then in [1, 2) and ‖x‖² cannot overflow
+    or underflow. Exact (a power of 2), and only for those rows: x/‖x‖ is the same row, and every other
+    row keeps its bits. Returns X itself when no row needs it (float32 rows never do).
+
+    >>> X = np.array([[1.7e308] * 4, [3.0, 4.0, 0.0, 0.0], [1e-170, 0.0, 0.0, 0.0]])
+    >>> finite_scale_rows(X).round(4).tolist()
+    [[1.8913, 1.8913, 1.8913, 1.8913], [3.0, 4.0, 0.0, 0.0], [1.2077, 0.0, 0.0, 0.0]]
+    """
+    if isinstance(X, CodedRows) or getattr(X, "dtype", None) != np.float64:
+        return X
+    if sp.issparse(X):
+        if X.nnz == 0:
+            return X
+        M = abs(X).max(axis=1).toarray().ravel()
+    else:
+        if X.size == 0:
+            return X
+        M = np.abs(X).max(axis=1)
+    bad = np.flatnonzero((M > _BIG) | ((M < _SMALL) & (M > 0)))
+    if bad.size == 0:
+        return X
+    shift = 1 - np.frexp(M[bad])[1]
+    if sp.issparse(X):
+        X = X.copy()
+        for i, k in zip(bad, shift):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            X.data[lo:hi] = np.ldexp(X.data[lo:hi], int(k))
+        return X
+    X = np.array(X, dtype=np.float64, order="C")
+    X[bad] = np.ldexp(X[bad], shift[:, None])
+    return X
+
+
+class NonFiniteUpdate(ValueError):
+    """A learning step refused because it would make the learned state non-finite; ``row`` is its index."""
+
+    def __init__(self, message: str, row: int):
+        super().__init__(message)
+        self.row = row
+
+
 def _as_binary(rewards):
     """Float rewards that are all 0.0/1.0 (as read from VW text or a table) as int64; others unchanged
     (``learn`` then refuses them naming the row)."""
@@ -44,6 +109,79 @@ def _as_binary(rewards):
     if np.issubdtype(arr.dtype, np.floating) and np.isin(arr, (0.0, 1.0)).all():
         return arr.astype(np.int64)
     return arr
+
+
+def restricted_draw(p: np.ndarray, allowed: np.ndarray, u: float) -> tuple[int, float, np.ndarray]:
+    """Draw one action from the distribution ``p`` (K,) restricted to the sorted labels ``allowed``
+    and renormalised, by the inverse CDF of the uniform ``u`` over the labels in increasing order.
+
+    Returns (action, its restricted probability, the restricted distribution q): q_a = p_a / Σ_{b∈allowed} p_b
+    on ``allowed``, 0 elsewhere. Where the allowed labels hold no mass (p is 0 on all of them, e.g. a
+    learner that does not explore and whose greedy label is excluded) q is uniform over them.
+
+    >>> q = restricted_draw(np.array([0.7, 0.1, 0.1, 0.1]), np.array([1, 3]), 0.6)
+    >>> q[0], q[1], q[2].tolist()
+    (3, 0.5, [0.0, 0.5, 0.0, 0.5])
+    """
+    q = np.zeros_like(p)
+    q[allowed] = p[allowed]
+    total = q.sum()
+    if not (total > 0.0 and np.isfinite(total) and np.isfinite(q).all()):
+        q[:] = 0.0
+        q[allowed] = 1.0
+        total = q.sum()
+    q /= total
+    c = np.cumsum(q)
+    a = int(np.searchsorted(c, u, side="right"))
+    nz = np.flatnonzero(q)
+    if a >= q.shape[0] or q[a] == 0.0:  # rounding at the top of the CDF
+        a = int(nz[nz <= min(a, q.shape[0] - 1)][-1]) if (nz <= a).any() else int(nz[0])
+    return a, float(q[a]), q
+
+
+def _action_mask(value: Any, name: str, n: int, K: int) -> np.ndarray | None:
+    """(n, K) boolean mask from ``allowed``/``excluded``: action indices applying to every row, a (K,)
+    boolean mask for every row or an (n, K) boolean mask; None when ``value`` is None."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.dtype == bool:
+        if arr.shape == (K,):
+            return np.broadcast_to(arr, (n, K))
+        if arr.shape != (n, K):
+            raise ValueError(f"{name} as a boolean mask must have shape ({n}, {K}) (rows x actions) or ({K},); "
+                             f"got shape {arr.shape}.")
+        return arr
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{name} must be a list of action indices in 0..{K - 1} or a boolean mask of shape "
+                         f"({n}, {K}); got {value!r}.")
+    if name == "allowed" and arr.size == 0:
+        raise ValueError("allowed is empty: give at least one action index in 0..{}.".format(K - 1))
+    bad = (arr < 0) | (arr >= K)
+    if bad.any():
+        raise ValueError(f"{name} must hold action indices in 0..{K - 1}; got {arr[bad][0]!r}.")
+    mask = np.zeros(K, dtype=bool)
+    mask[arr.astype(np.int64)] = True
+    return np.broadcast_to(mask, (n, K))
+
+
+def action_mask(allowed: Any, excluded: Any, n: int, K: int) -> np.ndarray | None:
+    """The (n, K) mask of the actions a row may take (``allowed`` minus ``excluded``), or None when neither
+    is given. Raises ValueError naming the parameter when a row is left with no action."""
+    a = _action_mask(allowed, "allowed", n, K)
+    e = _action_mask(excluded, "excluded", n, K)
+    if a is None and e is None:
+        return None
+    mask = np.ones((n, K), dtype=bool) if a is None else a
+    if e is not None:
+        mask = mask & ~e
+    empty = ~mask.any(axis=1)
+    if empty.any():
+        row = int(np.flatnonzero(empty)[0])
+        what = ("allowed leaves" if e is None else "excluded leaves" if a is None
+                else "allowed minus excluded leaves")
+        raise ValueError(f"{what} no action for row {row}.")
+    return mask
 
 
 class LoggedLearning:
@@ -88,6 +226,49 @@ class LinearClassifier(Learner):
     _base_constraints: ClassVar[dict[str, Any]] = {"n_classes": Integer(2)}
     #: what a model file may set (noisyfeedback._state): the weights, K = n_classes rows
     _learned_state: ClassVar[dict[str, Any]] = {"W_": Array(("n_classes", "d"))}
+    #: the learned arrays an update changes: checked finite after learning, restored when not
+    _mutable_state: ClassVar[tuple[str, ...]] = ("W_",)
+
+    # ------------------------------------------------------ finite state
+    def _state_arrays(self) -> list[np.ndarray]:
+        return [a for a in (getattr(self, n, None) for n in self._mutable_state) if isinstance(a, np.ndarray)]
+
+    def _state_is_finite(self) -> bool:
+        """True when every learned array an update changes holds only finite numbers."""
+        return all(np.isfinite(a).all() for a in self._state_arrays())
+
+    def _guarded(self, n: int, run) -> None:
+        """Run ``run(lo, hi)`` (learn rows lo..hi−1 in order, from the current state) on rows 0..n−1 and
+        check the state finite after it. When it is not, the step that broke it is refused: the state is
+        put back to that after the rows before it (found by bisection, replaying from a copy of the
+        state; learning is deterministic) and :class:`NonFiniteUpdate` (a ValueError) names the row.
+
+        The check reads every learned array once a call (one pass over memory the update touches
+        anyway for a batch; for one row a call, a pass over W); the copy is as large."""
+        arrays = self._state_arrays()
+        saved = [a.copy(order="K") for a in arrays]
+        run(0, n)
+        if all(np.isfinite(a).all() for a in arrays):
+            return
+
+        def replay(k: int) -> bool:
+            for a, b in zip(arrays, saved):
+                a[...] = b
+            run(0, k)
+            return all(np.isfinite(a).all() for a in arrays)
+
+        lo, hi = 0, n  # rows [0, lo) keep the state finite, rows [0, hi) do not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if replay(mid):
+                lo = mid
+            else:
+                hi = mid
+        replay(lo)
+        raise NonFiniteUpdate(
+            f"{type(self).__name__}.learn: row {lo} would make the learned state non-finite (the update "
+            f"overflows); it was refused: the rows before it are learned, row {lo} and the rows after it are "
+            "not.", lo)
 
     def _validate_params(self) -> None:
         from .._validation import check_param
@@ -122,6 +303,38 @@ class LinearClassifier(Learner):
         return X
 
     # ----------------------------------------------------------- inference
+    def _mask(self, allowed, excluded, n: int) -> np.ndarray | None:
+        """The actions each of n rows may take, or None (see :func:`action_mask`); single actions only."""
+        mask = action_mask(allowed, excluded, n, int(self.n_classes))
+        if mask is not None and getattr(self, "feedback_kind", "") == "set" and int(getattr(self, "m", 1)) > 1:
+            raise ValueError(f"allowed/excluded restrict single actions; {type(self).__name__} with m="
+                             f"{self.m} proposes sets.")
+        return mask
+
+    def _act_restricted(self, X, allowed, excluded) -> tuple[np.ndarray, np.ndarray]:
+        """``act`` restricted to allowed actions: per row one uniform from ``rng_`` (draws_per_round = 1;
+        none for learners that do not explore) drawn after the row's distribution p is computed, then
+        :func:`restricted_draw` of p on the row's allowed labels."""
+        X = self._check_X(X, fitting=True)
+        n = X.shape[0]
+        mask = self._mask(allowed, excluded, n)
+        p = self.action_probabilities(X)
+        u = self.rng_.random(n) if self.draws_per_round else np.zeros(n)
+        actions = np.empty(n, dtype=np.int64)
+        probs = np.empty(n)
+        for i in range(n):
+            actions[i], probs[i], _ = restricted_draw(p[i], np.flatnonzero(mask[i]), float(u[i]))
+        return actions, probs
+
+    def _restrict_probabilities(self, p: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """Rows of p restricted to the mask and renormalised (the distributions ``act`` then draws from)."""
+        if mask is None:
+            return p
+        out = np.empty_like(p)
+        for i in range(p.shape[0]):
+            out[i] = restricted_draw(p[i], np.flatnonzero(mask[i]), 0.0)[2]
+        return out
+
     def decision_function(self, X) -> np.ndarray:
         """Scores W x, shape (n_samples, n_classes); all zeros before any learning."""
         self._validate_params()
@@ -131,21 +344,28 @@ class LinearClassifier(Learner):
             score_rows(self.W_, *kernel_view(X), out)
         return out
 
-    def predict(self, X) -> np.ndarray:
-        """Greedy labels argmax_k (W x)_k; label 0 for every row before any learning."""
+    def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """Greedy labels argmax_k (W x)_k; label 0 for every row before any learning.
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): the argmax
+        over the actions a row may take (lowest index on ties)."""
         self._validate_params()
         X = self._check_X(X, fitting=False)
+        mask = self._mask(allowed, excluded, X.shape[0])
+        if mask is not None:
+            return _masked_argmax(self.decision_function(X), mask)
         out = np.zeros(X.shape[0], dtype=np.int64)
         if hasattr(self, "W_"):
             predict_rows(self.W_, *kernel_view(X), out)
         return out
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """The distribution ``act`` draws from, shape (n_samples, n_classes), rows summing to 1.
 
         Here (learners that do not explore): all mass on the greedy label argmax W x (lowest index
-        on ties; label 0 before any learning). Exploring learners override it."""
-        greedy = self.predict(X)
+        on ties; label 0 before any learning), among the allowed actions when restricted. Exploring
+        learners override it."""
+        greedy = self.predict(X, allowed, excluded)
         out = np.zeros((greedy.shape[0], self.n_classes))
         out[np.arange(greedy.shape[0]), greedy] = 1.0
         return out

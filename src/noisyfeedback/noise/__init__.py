@@ -8,13 +8,12 @@
 - :func:`estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
 
 Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`;
-:func:`find_label_issues` (the rows whose label is likely wrong, by the Bayes posterior of a flip) in
-:mod:`noisyfeedback.noise.label_issues`.
+the arithmetic of finding mislabelled rows (the Bayes posterior of a flip) in
+:mod:`noisyfeedback.noise.label_issues`; the search itself is :func:`noisyfeedback.find_label_issues`.
 """
 
 from ._common import FlipRateWarning, clip_rates
 from .estimate import DEFAULT_METHOD, METHODS, estimate_flip_rates
-from .label_issues import find_label_issues
 from .mixture import estimate_mixture
 from .nrest import estimate_nrest
 
@@ -26,5 +25,4 @@ __all__ = [
     "estimate_nrest",
     "clip_rates",
     "FlipRateWarning",
-    "find_label_issues",
 ]

@@ -7,6 +7,12 @@
 - :class:`RewardModel` — the per-action ridge/logistic regression oracle of DM and DR.
 - :func:`train_and_evaluate` — train a bandit learner on one half of a log (``fit_logged``), estimate
   its value on the other half.
+- :func:`evaluate_candidates` — per-round candidate lists (ragged: offsets, the logged candidate's
+  index within its round): IPS, SNIPS, DM, DR, Switch-DR, DR with optimistic shrinkage (DRos) and
+  self-normalised DR, plain or noise-corrected (flip rates scalar or per candidate), with intervals.
+- slates (k candidates in k slots): :func:`slot_ips` (per-slot IPS) and :func:`pseudoinverse`
+  (Swaminathan et al. 2017); :func:`sequential_slate_moments` gives a sequential (VW ccb /
+  Plackett–Luce) logging policy's marginals and pairwise moments.
 - :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.lab.papers.open_bandit`).
 """
 
@@ -22,6 +28,10 @@ from .estimators import (
     policy_probabilities,
 )
 from .learning import train_and_evaluate
+from .candidates import CANDIDATE_ESTIMATORS, evaluate_candidates, evaluate_candidates_all
+from .slates import SLATE_ESTIMATORS, pseudoinverse, sequential_slate_moments, slot_ips
 
 __all__ = ["Estimate", "evaluate", "evaluate_all", "policy_probabilities", "RewardModel", "noise_correct",
-           "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS"]
+           "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS",
+           "evaluate_candidates", "evaluate_candidates_all", "CANDIDATE_ESTIMATORS",
+           "slot_ips", "pseudoinverse", "sequential_slate_moments", "SLATE_ESTIMATORS"]

@@ -369,26 +369,33 @@ def _ridge_dm_weights(m: "RewardModel", X, actions, rewards, train, test, P, alp
 
 
 # -------------------------------------------------------------- intervals
+def bootstrap_interval(terms: np.ndarray, weights: np.ndarray | None, alpha: float, seed) -> tuple[float, float]:
+    """The percentile bootstrap interval of mean(terms) (or, with ``weights``, Σ terms / Σ weights) over
+    ``N_BOOTSTRAP`` resamples of the rows."""
+    n = terms.shape[0]
+    rng = make_rng(seed)
+    stats = np.empty(N_BOOTSTRAP)
+    step = max(1, 2_000_000 // max(n, 1))
+    for lo in range(0, N_BOOTSTRAP, step):
+        hi = min(N_BOOTSTRAP, lo + step)
+        idx = rng.integers(0, n, size=(hi - lo, n))
+        num = terms[idx].sum(axis=1)
+        if weights is None:
+            stats[lo:hi] = num / n
+        else:
+            den = weights[idx].sum(axis=1)
+            stats[lo:hi] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    lo_q, hi_q = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
+    return float(lo_q), float(hi_q)
+
+
 def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: float, seed, value: float):
     """(lower, upper) from per-row terms (SNIPS: numerators ``terms`` and ``weights``)."""
     n = terms.shape[0]
     if kind == "none" or n == 0:
         return value, value
     if kind == "bootstrap":
-        rng = make_rng(seed)
-        stats = np.empty(N_BOOTSTRAP)
-        step = max(1, 2_000_000 // max(n, 1))
-        for lo in range(0, N_BOOTSTRAP, step):
-            hi = min(N_BOOTSTRAP, lo + step)
-            idx = rng.integers(0, n, size=(hi - lo, n))
-            num = terms[idx].sum(axis=1)
-            if weights is None:
-                stats[lo:hi] = num / n
-            else:
-                den = weights[idx].sum(axis=1)
-                stats[lo:hi] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-        lo_q, hi_q = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
-        return float(lo_q), float(hi_q)
+        return bootstrap_interval(terms, weights, alpha, seed)
     if weights is not None:  # SNIPS: delta method / Bernstein on the linearised terms
         wbar = weights.mean()
         terms = (terms - value * weights) / wbar + value if wbar > 0 else np.full(n, value)
@@ -443,10 +450,12 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     n_actions : int, optional
         K, checked against the policy.
 
-    Refused with ``ValueError``: no rows; an interval other than ``"none"`` from fewer than
-    ``MIN_INTERVAL_ROWS`` = 2 rows (one row has no spread; ``interval="none"`` gives the point
-    estimate); a propensity so small that a row's importance weight π/p, or its term, is not finite
-    (e.g. 5e-324), naming the row.
+    Raises
+    ------
+    ValueError
+        No rows; an interval other than ``"none"`` from fewer than ``MIN_INTERVAL_ROWS`` = 2 rows
+        (one row has no spread; ``interval="none"`` gives the point estimate); a propensity so small
+        that a row's importance weight π/p, or its term, is not finite (e.g. 5e-324), naming the row.
 
     Returns
     -------

@@ -1,10 +1,12 @@
 """The decision service: rank and reward over HTTP, learning online from noisy clicks.
 
-``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see
-docs/deploy.md. Modules: :mod:`.engine` (model, log order, recovery), :mod:`.storage`
-(the log interface and SQLite), :mod:`.app` (the HTTP API), :mod:`.auth` (API keys),
-:mod:`.metrics`, :mod:`.policy` (action distributions), :mod:`.evaluate` (off-policy estimates),
-:mod:`.export` (Parquet and VW cb). Needs the ``service`` extra (FastAPI, uvicorn).
+``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see the
+README's "Deploy" section. Modules: :mod:`.engine` (model, log order, recovery), :mod:`.learner` (the
+learner's public API as the service uses it), :mod:`.storage` (the log interface and SQLite), :mod:`.app`
+(the HTTP app and its request limits), :mod:`.routers` (the routes), :mod:`.dependencies` (API keys per
+request), :mod:`.schemas` (request bodies), :mod:`.auth` (keys), :mod:`.metrics`, :mod:`.evaluate`
+(off-policy estimates), :mod:`.export` (Parquet, CSV and VW cb), :mod:`.server` (uvicorn with the header
+limit). Needs the ``service`` extra (FastAPI, uvicorn).
 """
 
 from .engine import Engine, ServiceConfig, ServiceError, build_learner

@@ -1,8 +1,15 @@
 """The service's commands, registered on the main ``noisyfeedback`` CLI: ``serve``, ``keys create``,
-``export-log``. FastAPI and uvicorn are imported only when ``serve`` runs."""
+``keys list``, ``keys revoke``, ``export-log``. FastAPI and uvicorn are imported only when ``serve`` runs.
+
+Every refusal (a bad option value, a missing or foreign database, an existing output file) is one line
+``Error: ...`` on stderr and exit status 2, never a traceback; a command that fails on a new database
+path leaves no file behind.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,72 +19,137 @@ __all__ = ["register"]
 
 keys_app = typer.Typer(help="API keys of a service database.", no_args_is_help=True)
 
+DB_HELP = "The service's database (SQLite file or postgresql:// DSN)."
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _existing_storage(db: str):
+    from .stores import open_storage
+
+    try:
+        return open_storage(db, create=False)
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+
 
 @keys_app.command("create")
 def keys_create(
-    db: Annotated[str, typer.Option("--db", help="The service's database (SQLite file or postgresql:// DSN).")],
+    db: Annotated[str, typer.Option("--db", help=DB_HELP + " Created if absent (its folder must exist).")],
     role: Annotated[str, typer.Option("--role", help="rank (rank/reward) or admin (every route).")] = "rank",
 ) -> None:
     """Create an API key; the key is printed once, as the last line."""
     from .auth import ROLES, create_key
+    from .stores import open_storage
 
     if role not in ROLES:
         raise typer.BadParameter(f"--role must be one of {', '.join(ROLES)}; got {role!r}.")
-    key = create_key(db, role)
+    fresh = not Path(db).exists()
+    try:
+        storage = open_storage(db)
+        key = create_key(db, role, storage=storage)
+        storage.close()
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        if fresh:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+        raise _fail(str(exc)) from None
     typer.echo(f"Created a {role} key for {db}; it is stored hashed and shown only now:")
     typer.echo(key)
 
 
+def _when(t: float | None) -> str:
+    return "never" if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+@keys_app.command("list")
+def keys_list(db: Annotated[str, typer.Option("--db", help=DB_HELP)]) -> None:
+    """List the keys: id, role, created, last used (the keys themselves are never stored)."""
+    storage = _existing_storage(db)
+    rows = storage.list_keys()
+    typer.echo(f"{'id':<14}{'role':<7}{'created':<21}last used")
+    for key_id, role, created, last in rows:
+        typer.echo(f"{key_id:<14}{role:<7}{_when(created):<21}{_when(last)}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key: Annotated[str, typer.Argument(help="The key (nf_...) or its id from `keys list`.")],
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)],
+) -> None:
+    """Revoke a key: a running service refuses it (401) from the next request on."""
+    from .auth import hash_key
+
+    storage = _existing_storage(db)
+    ident = hash_key(key) if key.startswith("nf_") else key
+    try:
+        n = storage.revoke_key(ident)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    if n == 0:
+        raise _fail(f"no key {key[:16]!r}{'...' if len(key) > 16 else ''} in {db}.")
+    typer.echo(f"Revoked the key; requests with it get 401 from now on.")
+
+
 def serve(
-    db: Annotated[str, typer.Option("--db", help="SQLite file of the log (created if absent) or a "
-                                                "postgresql:// DSN.")],
+    db: Annotated[str, typer.Option("--db", help="SQLite file of the log (created if absent; its folder must "
+                                                "exist) or a postgresql:// DSN.")],
     model: Annotated[Optional[Path], typer.Option("--model", help="A saved learner (.npz) to deploy.")] = None,
     learner: Annotated[Optional[str], typer.Option("--learner", help="A registered bandit learner.")] = None,
     n_classes: Annotated[Optional[int], typer.Option("--n-classes", help="Number of actions K.")] = None,
     n_features: Annotated[Optional[int], typer.Option("--n-features", help="Context dimension d.")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="Learner parameter key=value.")] = None,
-    rho0: Annotated[float, typer.Option("--rho0", help="Flip rate P(click seen | no click).")] = 0.0,
-    rho1: Annotated[float, typer.Option("--rho1", help="Flip rate P(no click seen | click).")] = 0.0,
+    rho0: Annotated[Optional[float], typer.Option("--rho0", help="Flip rate P(click seen | no click) "
+                                                              "(default 0).")] = None,
+    rho1: Annotated[Optional[float], typer.Option("--rho1", help="Flip rate P(no click seen | click) "
+                                                              "(default 0).")] = None,
     mode: Annotated[str, typer.Option("--mode", help="online or apprentice.")] = "online",
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port")] = 8000,
-    snapshot_every: Annotated[int, typer.Option("--snapshot-every", help="Rewards between snapshots.")] = 100_000,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8000,
+    snapshot_every: Annotated[int, typer.Option("--snapshot-every", help="Rewards between snapshots "
+                                                                        "(0: only on POST /snapshot).")] = 100_000,
     sync: Annotated[str, typer.Option("--sync", help="SQLite synchronous: FULL (power-safe) or NORMAL "
                                                      "(crash-safe).")] = "FULL",
     max_body: Annotated[int, typer.Option("--max-body", help="Request body limit in bytes.")] = 1 << 20,
+    max_header: Annotated[int, typer.Option("--max-header", help="Request line and headers limit in "
+                                                                 "bytes.")] = 16 << 10,
     snapshot_dir: Annotated[Optional[Path], typer.Option("--snapshot-dir", help="Folder of the model snapshots "
                                                          "(default: DB.snapshots next to a SQLite file).")] = None,
 ) -> None:
-    """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see docs/deploy.md)."""
-    import uvicorn
-
-    from ..registry import parse_params
+    """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
     from .engine import ServiceConfig
+    from .learner import parse_param_items
+    from .server import run
 
-    if mode not in ("online", "apprentice"):
-        raise typer.BadParameter(f"--mode must be online or apprentice; got {mode!r}.")
-    cfg = ServiceConfig(db=db, model=model, learner=learner, n_classes=n_classes, n_features=n_features,
-                        params=parse_params(param), rho0=rho0, rho1=rho1, mode=mode,
-                        snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
-                        snapshot_dir=snapshot_dir)
     try:
+        cfg = ServiceConfig(db=db, model=model, learner=learner, n_classes=n_classes, n_features=n_features,
+                            params=parse_param_items(param), rho0=rho0, rho1=rho1, mode=mode,
+                            snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
+                            max_header=max_header, snapshot_dir=snapshot_dir)
+        cfg.check()
         app = create_app(cfg)
-    except ValueError as exc:
-        typer.echo(f"Error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
     typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db})", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, workers=1)
+    run(app, host, port, max_header)
 
 
 def export_log(
-    db: Annotated[str, typer.Option("--db", help="The service's database (SQLite file or postgresql:// DSN).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .parquet, or .vw for VW cb lines.")],
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .parquet, .csv, or .vw (VW cb lines).")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
 ) -> None:
-    """Export the log: Parquet (every event and its reward) or VW cb (rewarded events)."""
-    from .export import export_parquet, export_vw
+    """Export the log: Parquet or CSV (every event and its reward) or VW cb (rewarded events)."""
+    from .export import export_log as export
 
-    path = export_vw(db, out) if out.suffix == ".vw" else export_parquet(db, out)
+    try:
+        path = export(db, out, force=force)
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
     typer.echo(str(path))
 
 

@@ -19,8 +19,12 @@ that was serving when the log was last committed.
 from __future__ import annotations
 
 import asyncio
+import copy
+import hashlib
 import json
+import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -31,17 +35,14 @@ from typing import Any
 import numpy as np
 
 from .. import base
-from .. import registry
-from ..kernels.diluted import top_m_rows
-from ..kernels.linear import predict_rows
-from ..learners._linear import kernel_view
-from .policy import action_distribution, distribution_from_greedy, restricted_draw, set_size
-from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action
+from .learner import load_model, make_learner, n_features_of, set_size, state_is_finite
+from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn
 from .stores import open_storage
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
 MAX_BATCH = 1024
+log = logging.getLogger("noisyfeedback.service")
 
 
 class ServiceError(Exception):
@@ -56,7 +57,8 @@ class ServiceError(Exception):
 class ServiceConfig:
     """How to start a service. The learner is given by ``model`` (a saved ``.npz``) or by ``learner``,
     ``n_classes`` and ``n_features`` (plus ``params``); on a database that already holds a service, the
-    database's configuration and last snapshot win."""
+    database's configuration and last snapshot win, and a different ``learner``, ``n_classes``,
+    ``n_features``, ``rho0`` or ``rho1`` is refused (``None``: not given)."""
 
     db: str | Path
     model: str | Path | None = None
@@ -64,87 +66,218 @@ class ServiceConfig:
     n_classes: int | None = None
     n_features: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    rho0: float = 0.0
-    rho1: float = 0.0
+    rho0: float | None = None
+    rho1: float | None = None
     mode: str = "online"
     snapshot_every: int = 100_000
     synchronous: str = "FULL"
     max_body: int = 1 << 20
     snapshot_dir: str | Path | None = None
+    #: seconds a write waits for a lock held by another process before the request gets 503
+    busy_timeout: float = 30.0
+    #: bytes of request line and headers together (431 beyond)
+    max_header: int = 16 << 10
+    #: nesting depth of a JSON body (422 beyond)
+    max_depth: int = 32
+
+    def check(self) -> None:
+        """Refuse values no service can run with (one ``ValueError`` naming the option)."""
+        def positive_int(name, value, low=1):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value < low):
+                raise ValueError(f"--{name.replace('_', '-')} must be an integer >= {low}; got {value!r}.")
+        positive_int("n_classes", self.n_classes, 2)
+        positive_int("n_features", self.n_features)
+        positive_int("max_body", self.max_body)
+        positive_int("max_header", self.max_header, 1024)
+        positive_int("max_depth", self.max_depth, 2)
+        positive_int("snapshot_every", self.snapshot_every, 0)
+        for name in ("rho0", "rho1"):
+            v = getattr(self, name)
+            if v is not None and not (isinstance(v, (int, float)) and 0 <= v < 1):
+                raise ValueError(f"--{name} must be in [0, 1); got {v!r}.")
+        if (self.rho0 or 0) + (self.rho1 or 0) >= 1:
+            raise ValueError(f"--rho0 + --rho1 must be below 1; got {self.rho0} + {self.rho1}.")
+        if self.mode not in ("online", "apprentice"):
+            raise ValueError(f"--mode must be online or apprentice; got {self.mode!r}.")
+        if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):
+            raise ValueError(f"busy_timeout must be in (0, 3600) seconds; got {self.busy_timeout!r}.")
 
 
 def build_learner(cfg: ServiceConfig):
-    """A fresh learner from the configuration, with its state (W_, rng_) created."""
+    """A fresh learner from the configuration, with its state (weights, random stream) created."""
     if cfg.model is not None:
-        learner = base.load(cfg.model)
-    else:
-        if cfg.learner is None or cfg.n_classes is None or cfg.n_features is None:
-            raise ValueError("give --model, or --learner with --n-classes and --n-features.")
-        klass = registry.resolve_learner(cfg.learner)
-        params = dict(cfg.params)
-        names = registry.learner_params(klass)
-        for k, v in (("rho0", cfg.rho0), ("rho1", cfg.rho1)):
-            if k in names and k not in params and v:
-                params[k] = v
-        learner = registry.build_learner(klass, int(cfg.n_classes), **params)
-    if not registry.learner_tags(learner).servable:
-        raise ValueError(f"{type(learner).__name__} cannot be served; the service needs a bandit learner: "
-                         f"{', '.join(registry.learners_where(servable=True))}.")
-    learner._validate_params()
-    n_features = learner.W_.shape[1] if hasattr(learner, "W_") else cfg.n_features
-    if n_features is None:
-        raise ValueError("--n-features is needed for an unfitted model.")
-    learner._init_state(int(n_features))
-    if not hasattr(learner, "rng_"):
-        learner.rng_ = base.make_rng(getattr(learner, "seed", None))
-    return learner
+        return load_model(cfg.model, cfg.n_features)
+    if cfg.learner is None or cfg.n_classes is None or cfg.n_features is None:
+        raise ValueError("give --model, or --learner with --n-classes and --n-features.")
+    return make_learner(cfg.learner, int(cfg.n_classes), int(cfg.n_features), cfg.params, cfg.rho0, cfg.rho1)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover  (platforms without directory handles)
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 class Engine:
     """The learner, the log and the writer thread. All model work happens on the event loop's thread."""
 
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
+        cfg.check()
         self.cfg = cfg
-        self.storage = storage if storage is not None else open_storage(cfg.db, cfg.synchronous)
-        if cfg.snapshot_dir is None and str(cfg.db).startswith(("postgresql://", "postgres://")):
+        dsn = is_dsn(cfg.db)
+        self.db = str(cfg.db) if dsn else Path(cfg.db).expanduser().resolve()
+        fresh = not dsn and storage is None and not Path(self.db).exists()
+        if cfg.snapshot_dir is None and dsn:
             raise ValueError("with a PostgreSQL log give snapshot_dir (--snapshot-dir), a folder every replica reads.")
-        self.snapshot_dir = Path(cfg.snapshot_dir or f"{cfg.db}.snapshots")
-        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
-        self.healthy = True
-        self._recover()
+        self.snapshot_dir = (Path(cfg.snapshot_dir).expanduser().resolve() if cfg.snapshot_dir is not None
+                             else Path(f"{self.db}.snapshots"))
+        made_dir = not self.snapshot_dir.exists()
+        self.storage = storage
+        try:
+            if self.storage is None:
+                self.storage = open_storage(self.db, cfg.synchronous, busy_timeout=cfg.busy_timeout)
+            self.snapshot_dir.mkdir(mode=0o700, parents=dsn, exist_ok=True)
+            self.healthy = True
+            self._pending_draws = 0
+            self._recover()
+        except BaseException:
+            if fresh:  # a failed start on a new (e.g. mistyped) --db leaves nothing behind
+                if self.storage is not None:
+                    self.storage.close()
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(f"{self.db}{suffix}").unlink(missing_ok=True)
+                if made_dir and self.snapshot_dir.is_dir():
+                    for f in self.snapshot_dir.iterdir():
+                        f.unlink()
+                    self.snapshot_dir.rmdir()
+            raise
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._pending_ids: set[str] = set()
         self._outbox: list = []
+        self._inflight = 0
         self._snapshot_task: asyncio.Task | None = None
+        self._repair_task: asyncio.Task | None = None
+        self._touched: dict[str, float] = {}
+        self._rebuilt = False
 
     # ------------------------------------------------------------ start-up
+    def _check_config(self, conf: dict) -> None:
+        """A restart that names another learner, size or flip rate than the database holds is refused."""
+        cfg, given = self.cfg, []
+        if cfg.model is not None:
+            other = load_model(cfg.model, cfg.n_features)
+            given += [("--model's learner", conf["class"], type(other).__name__),
+                      ("--model's n_classes", conf["n_classes"], int(other.n_classes)),
+                      ("--model's n_features", conf["n_features"], n_features_of(other))]
+        if cfg.learner is not None:
+            from ..registry import resolve_learner
+
+            try:
+                name = resolve_learner(cfg.learner).__name__  # the catalogue's name of an alias
+            except ValueError:
+                name = cfg.learner
+            given.append(("--learner", conf["class"], name))
+        for opt, key, value in (("--n-classes", "n_classes", cfg.n_classes), ("--n-features", "n_features",
+                                cfg.n_features), ("--rho0", "rho0", cfg.rho0), ("--rho1", "rho1", cfg.rho1)):
+            if value is not None:
+                given.append((opt, conf[key], type(conf[key])(value)))
+        for opt, stored, new in given:
+            if stored != new:
+                raise ValueError(f"the database {self.db} serves {opt.lstrip('-').replace('-', '_')} = {stored!r}; "
+                                 f"{opt} {new!r} differs. Start with the database's configuration (or leave the "
+                                 "option out), or use a new --db.")
+
+    def _snapshot_file(self, stored: str) -> Path:
+        """A snapshot's file from its row: absolute, or relative to the database's folder (older rows:
+        relative to the folder the service was started from; found by name in the snapshot folder)."""
+        p = Path(stored)
+        if p.is_absolute():
+            return p
+        if not is_dsn(self.db):
+            near = Path(self.db).parent / p
+            if near.exists():
+                return near
+        by_name = self.snapshot_dir / p.name
+        return by_name if by_name.exists() else p
+
+    def _stored_path(self, path: Path) -> str:
+        if not is_dsn(self.db):
+            try:
+                return str(path.relative_to(Path(self.db).parent))
+            except ValueError:
+                pass
+        return str(path)
+
+    def _write_snapshot(self, learner, name: str) -> tuple[str, str]:
+        """Save ``learner`` as ``name`` in the snapshot folder: private (0600), fsynced, renamed into place
+        and the folder fsynced. Returns (the path to store, the file's SHA-256)."""
+        final = self.snapshot_dir / name
+        tmp = self.snapshot_dir / f".{name}.{os.getpid()}.tmp.npz"
+        try:
+            learner.save(tmp)
+            os.chmod(tmp, 0o600)
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            digest = _sha256(tmp)
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+        _fsync_dir(self.snapshot_dir)
+        return self._stored_path(final), digest
+
+    def _load_snapshot(self):
+        """The latest usable snapshot: (learner, reward_seq, event_seq). A missing, truncated or replaced
+        file (its SHA-256 differs from its row's) is skipped for the one before it: the log holds every
+        event and reward after any snapshot."""
+        problems = []
+        for stored, reward_seq, event_seq, digest in self.storage.snapshots():
+            path = self._snapshot_file(stored)
+            try:
+                if digest is not None and _sha256(path) != digest:
+                    raise ValueError("its SHA-256 differs from the one logged when it was written")
+                learner = base.load(path)
+            except (OSError, ValueError) as exc:
+                problems.append(f"{path}: {exc}")
+                log.warning("snapshot %s is unusable (%s); trying the one before it", path, exc)
+                continue
+            return learner, int(reward_seq), int(event_seq)
+        raise ValueError("no usable snapshot: " + "; ".join(problems))
+
     def _recover(self) -> None:
+        """Build the model from the log: the latest usable snapshot, the random draws of the events after
+        it, then every reward after it in seq order. Rewards the model refuses (its state would not stay
+        finite) are removed from the log."""
         st = self.storage
         stored = st.get_meta("config")
         if stored is None:
             learner = build_learner(self.cfg)
             conf = {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
-                    "n_features": int(learner.W_.shape[1]), "m": set_size(learner),
-                    "rho0": float(self.cfg.rho0), "rho1": float(self.cfg.rho1)}
-            path = self.snapshot_dir / "snapshot-000000000000-000000000000.npz"
-            learner.save(path)
+                    "n_features": int(n_features_of(learner)), "m": set_size(learner),
+                    "rho0": float(self.cfg.rho0 or 0.0), "rho1": float(self.cfg.rho1 or 0.0)}
+            path, digest = self._write_snapshot(learner, "snapshot-000000000000-000000000000.npz")
             st.set_meta("config", json.dumps(conf))
             st.set_meta("mode", self.cfg.mode)
-            st.add_snapshot(str(path), 0, 0)
+            st.add_snapshot(path, 0, 0, digest)
         conf = json.loads(st.get_meta("config"))
-        path, reward_seq, event_seq = st.latest_snapshot()
-        learner = base.load(path)
-        draws = st.draws_after(event_seq)
-        while draws > 0:  # the uniforms the logged events after the snapshot drew
-            k = min(draws, 1 << 20)
-            learner.rng_.random(k)
-            draws -= k
-        self.learner = learner
-        self.model_version = reward_seq
-        for rows in st.rewards_after(reward_seq):
-            self._learn_rows(rows)
+        if stored is not None:
+            self._check_config(conf)
+        refused, snapshot_seq = self._rebuild_model()
+        self.refused_on_recovery = refused
         self.conf = conf
         self.n_features = conf["n_features"]
         self.n_classes = conf["n_classes"]
@@ -152,22 +285,91 @@ class Engine:
         self.rho0, self.rho1 = conf["rho0"], conf["rho1"]
         self.mode = st.get_meta("mode") or "online"
         self.next_event_seq = st.max_event_seq() + 1
+        self._seen_event_seq = self.next_event_seq - 1  # the last event seq known committed here
         self.stats = st.stats()
         self.binary = True  # every bandit learner of the library learns from 0/1 feedback
-        self.last_snapshot_version = reward_seq
-        self._own_probabilities = hasattr(self.learner, "action_probabilities")
+        self.last_snapshot_version = snapshot_seq
+        self._pending_ids: set[str] = set()
 
-    def _learn_rows(self, rows: list[tuple]) -> None:
-        """Learn (seq, reward, context, action, probability) rows, in the given (seq) order."""
-        if not rows:
-            return
+    def _rebuild_model(self, upto: tuple[int, int] | None = None) -> tuple[list[int], int]:
+        """Set the learner to the latest usable snapshot, advanced by the random draws of the events after
+        it (logged, and handed to the writer but not yet acknowledged here) and by the rewards after it --
+        with ``upto`` = (reward seq, event seq), only those the event loop has seen committed (the writer
+        may have committed later ones already). Rewards the model refuses are removed from the log.
+        Returns (the refused seqs, the snapshot's reward seq)."""
+        st = self.storage
+        learner, reward_seq, event_seq = self._load_snapshot()
+        up_r, up_e = upto if upto is not None else (None, None)
+        draws = st.draws_after(event_seq, up_e) + self._pending_draws
+        while draws > 0:  # the uniforms the logged events after the snapshot drew
+            k = min(draws, 1 << 20)
+            learner.rng_.random(k)
+            draws -= k
+        self.learner = learner
+        self.model_version = reward_seq
+        refused = self._replay(reward_seq, up_r)
+        if refused:
+            log.warning("rewards %s are refused (the model would not stay finite) and removed from the log",
+                        refused)
+            st.apply_batch([("unreward", seq) for seq in refused])
+        return refused, reward_seq
+
+    @staticmethod
+    def _arrays(rows: list[tuple]):
         X = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float64).reshape(len(rows), -1)
-        acts = [decode_action(r[3]) for r in rows]
-        actions = np.array(acts, dtype=np.int64)
+        actions = np.array([decode_action(r[3]) for r in rows], dtype=np.int64)
         feedback = np.array([int(round(r[1])) for r in rows], dtype=np.int64)
         props = np.array([r[4] for r in rows], dtype=np.float64)
-        self.learner.learn(X, actions, feedback, props)
-        self.model_version = rows[-1][0]
+        return X, actions, feedback, props
+
+    def _replay(self, after: int, upto: int | None = None) -> list[int]:
+        """Learn the logged rewards after seq ``after`` (chunks at once; a chunk that fails is redone row
+        by row from a copy, each refused row left out). Returns the refused seqs."""
+        refused: list[int] = []
+        for rows in self.storage.rewards_after(after, upto=upto):
+            saved = copy.deepcopy(self.learner)
+            try:
+                self.learner.learn(*self._arrays(rows))
+                ok = state_is_finite(self.learner)
+            except ValueError:
+                ok = False
+            if ok:
+                self.model_version = rows[-1][0]
+                continue
+            self.learner = saved
+            for row in rows:
+                before = copy.deepcopy(self.learner)
+                try:
+                    self.learner.learn(*self._arrays([row]))
+                    ok = state_is_finite(self.learner)
+                except ValueError:
+                    ok = False
+                if ok:
+                    self.model_version = row[0]
+                else:
+                    self.learner = before
+                    refused.append(row[0])
+        return refused
+
+    def _learn_live(self, rows: list[tuple]) -> list[int]:
+        """Learn newly committed rewards in seq order, one row per call (a row the learner refuses with
+        ``ValueError`` is rolled back by it); if the state is not finite afterwards the model is rebuilt
+        from the log. Returns the refused seqs."""
+        refused = []
+        for row in rows:
+            try:
+                self.learner.learn(*self._arrays([row]))
+                self.model_version = row[0]
+            except ValueError as exc:
+                log.warning("reward seq %d refused: %s", row[0], exc)
+                refused.append(row[0])
+        if rows and not state_is_finite(self.learner):
+            log.warning("the model's state is not finite after rewards %s; rebuilding it from the log",
+                        [r[0] for r in rows])
+            again, _ = self._rebuild_model(upto=(rows[-1][0], self._seen_event_seq))
+            refused = sorted(set(refused) | set(again))
+            self._rebuilt = True  # a snapshot follows, so that another rebuild replays little
+        return refused
 
     # --------------------------------------------------------- writer thread
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -180,6 +382,9 @@ class Engine:
             self._queue.put(None)
             self._thread.join(timeout=10)
             self._thread = None
+        for task in (self._repair_task, self._snapshot_task):
+            if task is not None and not task.done():
+                task.cancel()
 
     def _writer(self) -> None:
         q = self._queue
@@ -201,77 +406,158 @@ class Engine:
             try:
                 results = self.storage.apply_batch([op for op, _ in batch])
                 self._loop.call_soon_threadsafe(self._committed, batch, results, None)
-            except BaseException as exc:  # the log cannot be written: answer 503 from now on
+            except BaseException as exc:  # nothing of the batch is logged (rolled back): 503, then repair
                 self._loop.call_soon_threadsafe(self._committed, batch, None, exc)
             if stop:
                 return
 
     def _committed(self, batch, results, exc) -> None:
         """On the event loop after a commit: learn the batch's rewards in seq order, then answer."""
+        self._inflight -= len(batch)
+        for op, _ in batch:
+            if op[0] == "event":
+                self._pending_draws -= op[1].n_draws
+                self._pending_ids.discard(op[1].event_id)
+                if exc is None:
+                    self._seen_event_seq = max(self._seen_event_seq, op[1].seq)
         if exc is not None:
-            self.healthy = False
+            log.error("the log could not be written (%s); refusing writes until it can", exc)
             for _, fut in batch:
-                if not fut.done():
+                if fut is not None and not fut.done():
                     fut.set_exception(ServiceError(503, f"the log could not be written: {exc}"))
+            self._start_repair()
             return
-        rows = []
+        rows, events = [], {}
         for (op, _), res in zip(batch, results):
             if op[0] == "reward" and res.status == "accepted":
                 ctx, action, prob, mode, default_action, greedy = res.event
                 rows.append((res.seq, res.reward, ctx, action, prob))
-                s = self.stats
-                s["rewards"] += 1
-                s["reward_sum"] += res.reward
-                s["reward_sq"] += res.reward * res.reward
-                if mode == "apprentice":
-                    s["app_rewards"] += 1
-                    s["app_reward_sum"] += res.reward
-                    if greedy == default_action:
-                        s["app_agree_rewards"] += 1
-                        s["app_agree_reward_sum"] += res.reward
-            elif op[0] == "event":
-                self._pending_ids.discard(op[1].event_id)
-        self._learn_rows(rows)
-        for (_, fut), res in zip(batch, results):
-            if not fut.done():
+                events[res.seq] = (mode, default_action, greedy)
+        refused = set(self._learn_live(rows)) if rows else set()
+        s = self.stats
+        for seq, reward, *_ in rows:
+            if seq in refused:
+                continue
+            mode, default_action, greedy = events[seq]
+            s["rewards"] += 1
+            s["reward_sum"] += reward
+            s["reward_sq"] += reward * reward
+            if mode == "apprentice":
+                s["app_rewards"] += 1
+                s["app_reward_sum"] += reward
+                if greedy == default_action:
+                    s["app_agree_rewards"] += 1
+                    s["app_agree_reward_sum"] += reward
+        for (op, fut), res in zip(batch, results):
+            if fut is None or fut.done():
+                continue
+            if op[0] == "reward" and res.status == "accepted" and res.seq in refused:
+                # answered once the removal of the reward from the log has committed
+                self._chain(("unreward", res.seq), fut, ServiceError(
+                    422, f"learning the reward of event {op[1]!r} would make the model's state non-finite "
+                         "(an extreme context); the reward is refused and not logged.", "event_id"))
+            else:
                 fut.set_result(res)
-        if (self.cfg.snapshot_every and self.model_version - self.last_snapshot_version >= self.cfg.snapshot_every
+        rebuilt, self._rebuilt = self._rebuilt, False
+        if ((rebuilt or (self.cfg.snapshot_every
+                         and self.model_version - self.last_snapshot_version >= self.cfg.snapshot_every))
                 and self._snapshot_task is None):
             self.last_snapshot_version = self.model_version
             self._snapshot_task = asyncio.ensure_future(self._periodic_snapshot())
 
+    def _chain(self, op: tuple, fut: asyncio.Future, error: ServiceError) -> None:
+        inner = self._submit(op)
+
+        def done(f: asyncio.Future) -> None:
+            if fut.done():
+                return
+            if f.exception() is not None:
+                fut.set_exception(f.exception())
+            else:
+                fut.set_exception(error)
+        inner.add_done_callback(done)
+
     async def _periodic_snapshot(self) -> None:
         try:
             await self.snapshot()
+        except ServiceError:
+            pass
         finally:
             self._snapshot_task = None
 
-    async def _write(self, op: tuple):
-        if not self.healthy:
-            raise ServiceError(503, "the log could not be written; restart the service.")
-        fut = self._loop.create_future()
+    def _start_repair(self) -> None:
+        self.healthy = False
+        if self._repair_task is None or self._repair_task.done():
+            self._repair_task = asyncio.ensure_future(self._repair())
+
+    async def _repair(self) -> None:
+        """After a failed write: wait until the writer is idle and the log can be written again (e.g. an
+        external lock was released), rebuild the model from the log (draws made for events that were not
+        logged are undone) and serve again."""
+        delay = 0.05
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 1.0)
+            if self._inflight:
+                continue
+            if not await asyncio.to_thread(self.storage.writable):
+                continue
+            if self._inflight:
+                continue
+            try:
+                self._pending_draws = 0
+                self._recover()
+            except Exception as exc:  # the log cannot be read yet either: try again
+                log.error("rebuilding the model from the log failed (%s); retrying", exc)
+                continue
+            self.healthy = True
+            log.warning("the log can be written again; the model was rebuilt from it")
+            return
+
+    def _submit(self, op: tuple, want: bool = True) -> asyncio.Future | None:
+        fut = self._loop.create_future() if want else None
         if not self._outbox:
             self._loop.call_soon(self._flush)
         self._outbox.append((op, fut))
-        return await fut
+        self._inflight += 1
+        return fut
+
+    async def _write(self, op: tuple):
+        if not self.healthy:
+            raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
+        return await self._submit(op)
 
     def _flush(self) -> None:
         """Hand the operations of this loop iteration to the writer in one put (order kept)."""
         ops, self._outbox = self._outbox, []
         self._queue.put(ops)
 
+    def touch_key(self, key_hash: str) -> None:
+        """Record a key's use in the log (at most once a minute per key; never waited for)."""
+        now = time.time()
+        if self._loop is None or not self.healthy or now - self._touched.get(key_hash, 0.0) < 60.0:
+            return
+        if len(self._touched) > 10_000:
+            self._touched.clear()
+        self._touched[key_hash] = now
+        self._submit(("touch", key_hash, now), want=False)
+
     # ------------------------------------------------------------ requests
     def context_row(self, context) -> np.ndarray:
         d = self.n_features
         if isinstance(context, dict):
             x = np.zeros((1, d))
+            seen: set[int] = set()
             for k, v in context.items():
-                try:
-                    i = int(k)
-                except ValueError:
-                    raise ServiceError(422, f"sparse context index {k!r} is not an integer.", f"context.{k}") from None
+                if not (k.isascii() and k.isdigit()) or len(k) > 18:
+                    raise ServiceError(422, f"sparse context index {k!r} is not a plain decimal integer "
+                                            "(ASCII digits only).", f"context.{k}")
+                i = int(k)
                 if not 0 <= i < d:
                     raise ServiceError(422, f"sparse context index {i} is outside 0..{d - 1}.", f"context.{k}")
+                if i in seen:
+                    raise ServiceError(422, f"sparse context index {i} is given twice.", f"context.{k}")
+                seen.add(i)
                 x[0, i] = v
         else:
             if len(context) != d:
@@ -292,26 +578,30 @@ class Engine:
             raise ServiceError(422, f"{name} must hold {m} distinct labels.", name)
         return sorted(vals) if m > 1 else vals[0]
 
-    def _greedy(self, x: np.ndarray) -> np.ndarray:
-        """The greedy action (or top-m set) of one row, from the kernels (no per-call validation)."""
-        W = self.learner.W_
+    def _greedy(self, x: np.ndarray) -> list | int:
+        """The greedy action (or top-m set, in increasing label order) of one row."""
         if self.m > 1:
-            out = np.empty((1, self.m), dtype=np.int64)
-            top_m_rows(W, *kernel_view(x), self.m, out)
-            return out[0]
-        out = np.empty(1, dtype=np.int64)
-        predict_rows(W, *kernel_view(x), out)
-        return out[0]
+            return sorted(self.learner.predict_set(x)[0].tolist())
+        return int(self.learner.predict(x)[0])
 
-    def _distribution(self, x: np.ndarray, greedy: np.ndarray) -> np.ndarray:
-        if self._own_probabilities:
-            return action_distribution(self.learner, x)[0]
-        return distribution_from_greedy(self.learner, greedy[None])[0]
+    def _distribution(self, x: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+        """What ``act`` draws from for this row (restricted to ``allowed`` and renormalised; set learners:
+        inclusion probabilities, summing to m); 422 when the model gives no finite distribution (nothing
+        is drawn then)."""
+        kw = {} if allowed is None else {"allowed": allowed}
+        dist = np.asarray(self.learner.action_probabilities(x, **kw), dtype=np.float64)[0]
+        if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - self.m) <= 1e-6 * self.m):
+            raise ServiceError(422, "the model gives no finite distribution of actions for this context "
+                                    "(its values are too extreme); nothing was drawn or logged.", "context")
+        return dist
 
     async def rank(self, context, event_id: str | None = None, allowed_actions: list[int] | None = None,
                    default_action=None) -> dict:
+        if not self.healthy:
+            raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
         x = self.context_row(context)
         K, m = self.n_classes, self.m
+        allowed = None
         if allowed_actions is not None:
             if not allowed_actions:
                 raise ServiceError(422, "allowed_actions is empty.", "allowed_actions")
@@ -320,6 +610,7 @@ class Engine:
             if m > 1:
                 raise ServiceError(422, "allowed_actions is supported for single-action learners only.",
                                    "allowed_actions")
+            allowed = np.unique(np.asarray(allowed_actions, dtype=np.int64))
         if default_action is not None:
             default_action = self._check_action(default_action, "default_action")
         if self.mode == "apprentice" and default_action is None:
@@ -328,24 +619,24 @@ class Engine:
         if event_id is not None and (event_id in self._pending_ids or self.storage.event_exists(event_id)):
             raise ServiceError(409, f"event_id {event_id!r} is already in the log.", "event_id")
         learner = self.learner
-        greedy_row = self._greedy(x)
-        greedy = greedy_row.tolist()
-        greedy_text = encode_action(sorted(greedy) if m > 1 else greedy)
+        dist = self._distribution(x, allowed)
+        greedy = self._greedy(x)
+        greedy_text = encode_action(greedy)
         if self.mode == "apprentice":
             action, prob, n_draws = default_action, 1.0, 0
             dist = np.zeros(K)
             dist[np.atleast_1d(default_action)] = 1.0
-        elif allowed_actions is not None:
-            p = self._distribution(x, greedy_row)
-            u = float(learner.rng_.random()) if learner.draws_per_round else 0.0
-            action, prob, dist = restricted_draw(p, np.unique(np.asarray(allowed_actions)), u)
-            n_draws = learner.draws_per_round
         else:
-            acts, probs = learner.act(x)
+            state = learner.rng_.bit_generator.state if learner.draws_per_round else None
+            acts, probs = learner.act(x) if allowed is None else learner.act(x, allowed=allowed)
             action = acts[0].tolist()
             prob = float(probs[0])
             n_draws = learner.draws_per_round
-            dist = self._distribution(x, greedy_row)
+            if not 0.0 < prob <= 1.0:  # nothing is logged: the draw is undone
+                if state is not None:
+                    learner.rng_.bit_generator.state = state
+                raise ServiceError(422, "the model gives no finite probability for this context; nothing was "
+                                        "logged.", "context")
         seq = self.next_event_seq
         self.next_event_seq += 1
         if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
@@ -355,6 +646,7 @@ class Engine:
                        None if default_action is None else encode_action(default_action), greedy_text,
                        self.model_version)
         self._pending_ids.add(event_id)
+        self._pending_draws += int(n_draws)
         await self._write(("event", row))
         s = self.stats
         s["events"] += 1
@@ -379,24 +671,30 @@ class Engine:
 
     async def snapshot(self) -> dict:
         """Save the model and commit its row after the events it covers."""
+        if not self.healthy:
+            raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
         reward_seq, event_seq = self.model_version, self.next_event_seq - 1
-        path = self.snapshot_dir / f"snapshot-{reward_seq:012d}-{event_seq:012d}.npz"
-        self.learner.save(path)
-        await self._write(("snapshot", str(path), reward_seq, event_seq))
-        return {"path": str(path), "model_version": reward_seq, "event_seq": event_seq}
+        path, digest = self._write_snapshot(self.learner, f"snapshot-{reward_seq:012d}-{event_seq:012d}.npz")
+        await self._write(("snapshot", path, reward_seq, event_seq, digest))
+        return {"path": str(self._snapshot_file(path)), "model_version": reward_seq, "event_seq": event_seq}
 
     def set_mode(self, mode: str) -> None:
         self.storage.set_meta("mode", mode)
         self.mode = mode
 
     def apprentice_report(self) -> dict:
+        """Apprentice mode's report: how often the learned greedy action agrees with the application's,
+        and the mean reward of both: the application's actions (observed), and the learned policy's,
+        bounded (its reward is observed where the two agree; elsewhere it lies in [0, 1])."""
         s = self.stats
         div = lambda a, b: a / b if b else math.nan  # noqa: E731
+        n, agree_n, agree_sum = s["app_rewards"], s["app_agree_rewards"], s["app_agree_reward_sum"]
         return {"mode": self.mode, "events": int(s["app_events"]),
                 "agreement": div(s["app_agree"], s["app_events"]),
-                "rewards": int(s["app_rewards"]),
-                "reward_default": div(s["app_reward_sum"], s["app_rewards"]),
-                "reward_agreeing": div(s["app_agree_reward_sum"], s["app_agree_rewards"]),
-                # the learned greedy policy's reward where it is observed (it agrees), 0 elsewhere: a lower
-                # bound of its mean reward on these contexts (the application's action is deterministic)
-                "reward_learned_lower": div(s["app_agree_reward_sum"], s["app_rewards"])}
+                "rewards": int(n),
+                "reward_default": div(s["app_reward_sum"], n),
+                "reward_agreeing": div(agree_sum, agree_n),
+                # the learned greedy policy's mean reward on these contexts: observed where it agrees with
+                # the application's (deterministic) action, unknown in [0, 1] elsewhere
+                "reward_learned_lower": div(agree_sum, n),
+                "reward_learned_upper": div(agree_sum + (n - agree_n), n)}

@@ -9,26 +9,40 @@ done deployed. The estimate is ``nf.ope.evaluate`` with the service's flip rates
 
 from __future__ import annotations
 
-import ast
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .. import registry
-from .engine import Engine, ServiceError
-from .policy import action_distribution
+from .engine import ServiceError
+from ..registry import resolve_learner
+from .learner import make_learner, parse_param_items, servable_learners
 from .storage import decode_action
 
-__all__ = ["evaluate_candidate", "logged_rewarded"]
+__all__ = ["Logged", "evaluate_candidate", "logged_rewarded"]
 
 BLOCK = 256
 
 
-def logged_rewarded(engine: Engine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+@dataclass
+class Logged:
+    """What an evaluation reads (in a worker thread): the log, the service's sizes and flip rates, and a
+    copy of the deployed model (for ``candidate=deployed``)."""
+
+    storage: Any
+    n_classes: int
+    n_features: int
+    m: int
+    rho0: float
+    rho1: float
+    deployed: Any = None
+
+
+def logged_rewarded(logged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(X, actions, rewards, propensities) of the rewarded events in reward-seq order."""
-    rows = [r for chunk in engine.storage.rewards_after(0) for r in chunk]
-    d = engine.n_features
+    rows = [r for chunk in logged.storage.rewards_after(0) for r in chunk]
+    d = logged.n_features
     if not rows:
         return np.zeros((0, d)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     X = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float64).reshape(len(rows), d)
@@ -38,58 +52,57 @@ def logged_rewarded(engine: Engine) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return X, actions, rewards, props
 
 
-def _params(items: list[str]) -> dict[str, Any]:
-    out = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ServiceError(422, f"param must be key=value; got {item!r}.", "param")
-        try:
-            out[key] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            out[key] = raw
-    return out
+def _finite_policy(policy: np.ndarray, field: str) -> np.ndarray:
+    if not (np.isfinite(policy).all() and np.allclose(policy.sum(axis=1), 1.0)):
+        raise ServiceError(422, "the candidate's action probabilities are not a finite distribution on the "
+                                "logged contexts (it diverges with these parameters).", field)
+    return policy
 
 
-def evaluate_candidate(engine: Engine, candidate: str, params: list[str], estimator: str = "snips",
+def evaluate_candidate(logged: Logged, candidate: str, params: list[str], estimator: str = "snips",
                        alpha: float = 0.05) -> dict:
     from .. import ope
 
-    if engine.m > 1:
+    if logged.m > 1:
         raise ServiceError(422, "off-policy evaluation of set actions (m > 1) is not supported.", "candidate")
-    X, actions, rewards, props = logged_rewarded(engine)
+    X, actions, rewards, props = logged_rewarded(logged)
     if X.shape[0] == 0:
         raise ServiceError(422, "no rewarded events in the log yet.", "candidate")
     if candidate == "deployed":
         if params:
             raise ServiceError(422, "the deployed candidate takes no param.", "param")
-        policy = action_distribution(engine.learner, X)
+        policy = _finite_policy(np.asarray(logged.deployed.action_probabilities(X), dtype=np.float64), "candidate")
     else:
         try:
-            klass = registry.resolve_learner(candidate)
+            kw = parse_param_items(params, flag="param")
+        except ValueError as exc:
+            raise ServiceError(422, str(exc), "param") from None
+        try:
+            klass = resolve_learner(candidate)
         except ValueError as exc:
             raise ServiceError(422, str(exc), "candidate") from None
-        kw = _params(params)
-        names = registry.learner_params(klass)
-        for k, v in (("rho0", engine.rho0), ("rho1", engine.rho1)):
-            if k in names and k not in kw and v:
-                kw[k] = v
+        if klass.__name__ not in servable_learners():
+            raise ServiceError(422, f"{klass.__name__} does not learn from bandit feedback; candidates: "
+                                    f"{', '.join(servable_learners())}.", "candidate")
         try:
-            learner = registry.build_learner(klass, engine.n_classes, **kw)
-            learner._validate_params()
-        except (TypeError, ValueError) as exc:
+            learner = make_learner(candidate, logged.n_classes, logged.n_features, kw, logged.rho0, logged.rho1)
+        except ValueError as exc:
             raise ServiceError(422, str(exc), "param") from None
-        if getattr(learner, "feedback_kind", None) != "bandit":
-            raise ServiceError(422, f"{klass.__name__} is not a single-action bandit learner.", "candidate")
-        learner._init_state(engine.n_features)
-        policy = np.empty((X.shape[0], engine.n_classes))
+        if learner.feedback_kind != "bandit":
+            raise ServiceError(422, f"{type(learner).__name__} is not a single-action bandit learner.", "candidate")
+        policy = np.empty((X.shape[0], logged.n_classes))
         fb = np.round(rewards).astype(np.int64)
-        for a in range(0, X.shape[0], BLOCK):
-            b = min(a + BLOCK, X.shape[0])
-            policy[a:b] = action_distribution(learner, X[a:b])
-            learner.learn(X[a:b], actions[a:b], fb[a:b], props[a:b])
-    est = ope.evaluate(policy, X, actions, rewards, props, estimator=estimator, rho0=engine.rho0,
-                       rho1=engine.rho1, alpha=alpha, seed=0)
+        try:
+            for a in range(0, X.shape[0], BLOCK):
+                b = min(a + BLOCK, X.shape[0])
+                policy[a:b] = _finite_policy(learner.action_probabilities(X[a:b]), "param")
+                learner.learn(X[a:b], actions[a:b], fb[a:b], props[a:b])
+        except (ValueError, FloatingPointError, OverflowError) as exc:
+            raise ServiceError(422, f"the candidate cannot learn the log with these parameters: {exc}",
+                               "param") from None
+    with np.errstate(all="ignore"):
+        est = ope.evaluate(policy, X, actions, rewards, props, estimator=estimator, rho0=logged.rho0,
+                           rho1=logged.rho1, alpha=alpha, seed=0)
     out = dataclasses.asdict(est) if dataclasses.is_dataclass(est) else dict(vars(est))
     out["candidate"] = candidate
     return out

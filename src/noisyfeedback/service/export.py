@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -9,11 +12,37 @@ import numpy as np
 from .storage import decode_action
 from .stores import open_storage
 
-__all__ = ["export_parquet", "export_vw"]
+__all__ = ["export_parquet", "export_csv", "export_vw", "export_log", "FORMATS"]
 
 COLUMNS = ("event_seq", "event_id", "ranked_at", "context", "action", "probability", "distribution", "n_draws",
            "mode", "default_action", "greedy", "model_version", "reward_seq", "reward", "reward_timestamp",
            "reward_received_at")
+
+#: output suffix -> format
+FORMATS = {".parquet": "parquet", ".csv": "csv", ".vw": "vw"}
+
+
+@contextmanager
+def _replacing(path: Path):
+    """A temporary file next to ``path`` that replaces it (rename) once written; removed on failure."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _columns(storage) -> dict[str, list]:
+    cols: dict[str, list] = {c: [] for c in COLUMNS}
+    for row in storage.log():
+        for c, v in zip(COLUMNS, row):
+            if c in ("context", "distribution"):
+                v = np.frombuffer(v, dtype=np.float64).tolist()
+            cols[c].append(v)
+    return cols
 
 
 def export_parquet(db: str | Path, path: str | Path, storage=None) -> Path:
@@ -24,25 +53,39 @@ def export_parquet(db: str | Path, path: str | Path, storage=None) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    storage = storage if storage is not None else open_storage(db)
-    cols: dict[str, list] = {c: [] for c in COLUMNS}
-    for row in storage.log():
-        for c, v in zip(COLUMNS, row):
-            if c in ("context", "distribution"):
-                v = np.frombuffer(v, dtype=np.float64).tolist()
-            cols[c].append(v)
+    storage = storage if storage is not None else open_storage(db, create=False)
+    cols = _columns(storage)
     table = pa.table({c: cols[c] for c in COLUMNS})
     path = Path(path)
-    pq.write_table(table, path)
+    with _replacing(path) as tmp:
+        pq.write_table(table, tmp)
+    return path
+
+
+def export_csv(db: str | Path, path: str | Path, storage=None) -> Path:
+    """The Parquet export's rows as CSV, with the context spread over columns ``x0 .. x{d-1}`` and the
+    distribution over ``p0 .. p{K-1}``."""
+    import pandas as pd
+
+    storage = storage if storage is not None else open_storage(db, create=False)
+    cols = _columns(storage)
+    ctx, dist = cols.pop("context"), cols.pop("distribution")
+    df = pd.DataFrame(cols)
+    if ctx:
+        df = pd.concat([df, pd.DataFrame(np.array(ctx), columns=[f"x{j}" for j in range(len(ctx[0]))]),
+                        pd.DataFrame(np.array(dist), columns=[f"p{k}" for k in range(len(dist[0]))])], axis=1)
+    path = Path(path)
+    with _replacing(path) as tmp:
+        df.to_csv(tmp, index=False)
     return path
 
 
 def export_vw(db: str | Path, path: str | Path, storage=None) -> Path:
     """The rewarded single-action events as VW ``--cb`` lines ``action:cost:probability | i:v ...``
     (actions 1-based, cost = −reward, only non-zero features), in reward (learning) order."""
-    storage = storage if storage is not None else open_storage(db)
+    storage = storage if storage is not None else open_storage(db, create=False)
     path = Path(path)
-    with open(path, "w") as fh:
+    with _replacing(path) as tmp, open(tmp, "w") as fh:
         for chunk in storage.rewards_after(0):
             for _, reward, ctx, action, prob in chunk:
                 a = decode_action(action)
@@ -52,3 +95,30 @@ def export_vw(db: str | Path, path: str | Path, storage=None) -> Path:
                 feats = " ".join(f"{i}:{float(x[i])!r}" for i in np.flatnonzero(x))
                 fh.write(f"{a + 1}:{-reward!r}:{prob!r} | {feats}\n")
     return path
+
+
+def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
+    """Export to ``out`` in the format of its suffix (``.parquet``, ``.csv``, ``.vw``); an existing file is
+    replaced only with ``force`` (the new file is written aside and renamed over it). Every problem is one
+    ``ValueError`` naming the path."""
+    out = Path(out)
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"-o {str(out)!r}: the format is chosen by the suffix: {', '.join(FORMATS)}.")
+    if out.is_dir():
+        raise ValueError(f"-o {str(out)!r} is a folder; give a file name.")
+    if out.exists() and not force:
+        raise ValueError(f"-o {str(out)!r} exists; add --force to replace it.")
+    if not out.parent.is_dir():
+        raise ValueError(f"-o {str(out)!r}: the folder {str(out.parent)!r} does not exist.")
+    if not os.access(out.parent, os.W_OK):
+        raise ValueError(f"-o {str(out)!r}: the folder {str(out.parent)!r} is not writable.")
+    storage = open_storage(db, create=False)
+    try:
+        writer = {"parquet": export_parquet, "csv": export_csv, "vw": export_vw}[fmt]
+        try:
+            return writer(db, out, storage=storage)
+        except PermissionError as exc:
+            raise ValueError(f"-o {str(out)!r} cannot be written ({exc.strerror}).") from None
+    finally:
+        storage.close()

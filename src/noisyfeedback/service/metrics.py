@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-__all__ = ["Metrics", "rate_estimate"]
+__all__ = ["Metrics", "rate_estimate", "escape_label"]
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -47,14 +47,32 @@ class _Hist:
                 break
 
 
+def escape_label(value: str) -> str:
+    r"""A label value in the Prometheus text format: backslash, double quote and line feed escaped.
+
+    >>> escape_label('a"b\\c\nd')
+    'a\\"b\\\\c\\nd'
+    """
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+#: the most (route, status) series kept; the route label is a route's template or "unmatched", so this
+#: bound is never reached by well-formed traffic
+MAX_SERIES = 512
+
+
 class Metrics:
-    """Request counters and latency histograms by route, plus the service's own counters."""
+    """Request counters and latency histograms by route (template, or ``unmatched``), plus the service's
+    own counters."""
 
     def __init__(self):
         self.requests: dict[tuple[str, int], int] = defaultdict(int)
         self.latency: dict[str, _Hist] = defaultdict(_Hist)
 
     def observe(self, route: str, status: int, seconds: float) -> None:
+        status = int(status) if 100 <= int(status) <= 599 else 0
+        if (route, status) not in self.requests and len(self.requests) >= MAX_SERIES:
+            route = "unmatched"
         self.requests[(route, status)] += 1
         self.latency[route].observe(seconds)
 
@@ -62,10 +80,11 @@ class Metrics:
         lines = ["# HELP nf_requests_total HTTP requests by route and status.",
                  "# TYPE nf_requests_total counter"]
         for (route, status), n in sorted(self.requests.items()):
-            lines.append(f'nf_requests_total{{route="{route}",status="{status}"}} {n}')
+            lines.append(f'nf_requests_total{{route="{escape_label(route)}",status="{status}"}} {n}')
         lines += ["# HELP nf_request_duration_seconds Request latency by route.",
                   "# TYPE nf_request_duration_seconds histogram"]
         for route, h in sorted(self.latency.items()):
+            route = escape_label(route)
             cum = 0
             for b, c in zip(BUCKETS, h.counts):
                 cum += c
@@ -93,6 +112,10 @@ class Metrics:
              app["reward_default"]),
             ("nf_apprentice_reward_agreeing", "gauge", "Mean reward on events where both agree.",
              app["reward_agreeing"]),
+            ("nf_apprentice_reward_learned_lower", "gauge", "Lower bound of the learned policy's mean reward "
+             "(observed where it agrees with the application, 0 elsewhere).", app["reward_learned_lower"]),
+            ("nf_apprentice_reward_learned_upper", "gauge", "Upper bound of the learned policy's mean reward "
+             "(observed where it agrees with the application, 1 elsewhere).", app["reward_learned_upper"]),
         ]
         for name, kind, help_, value in gauges:
             lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}", f"{name} {_num(value)}"]

@@ -11,6 +11,7 @@ configuration). A PostgreSQL implementation needs the same methods (see docs/dep
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -20,12 +21,14 @@ from typing import Any, Iterator, Protocol
 
 import numpy as np
 
-__all__ = ["Storage", "SQLiteStorage", "EventRow", "RewardOutcome", "encode_action", "decode_action"]
+__all__ = ["Storage", "SQLiteStorage", "EventRow", "RewardOutcome", "encode_action", "decode_action", "is_dsn",
+           "KEY_ID_LENGTH"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS api_keys (
-    hash TEXT PRIMARY KEY, role TEXT NOT NULL CHECK (role IN ('rank', 'admin')), created REAL NOT NULL);
+    hash TEXT PRIMARY KEY, role TEXT NOT NULL CHECK (role IN ('rank', 'admin')), created REAL NOT NULL,
+    last_used REAL);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, ranked_at REAL NOT NULL,
     context BLOB NOT NULL, action TEXT NOT NULL, probability REAL NOT NULL, distribution BLOB NOT NULL,
@@ -36,8 +39,14 @@ CREATE TABLE IF NOT EXISTS rewards (
     reward REAL NOT NULL, timestamp REAL, received_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, reward_seq INTEGER NOT NULL, event_seq INTEGER NOT NULL,
-    created REAL NOT NULL);
+    created REAL NOT NULL, sha256 TEXT);
 """
+
+#: columns added after the first release, with their SQL types: added to older databases on open
+MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"))
+
+#: the length of a key's public id (a prefix of its SHA-256 hash, shown by ``keys list``)
+KEY_ID_LENGTH = 12
 
 
 def encode_action(action) -> str:
@@ -91,11 +100,15 @@ class Storage(Protocol):
     def set_meta(self, key: str, value: str) -> None: ...
     def add_key(self, key_hash: str, role: str) -> None: ...
     def key_role(self, key_hash: str) -> str | None: ...
+    def list_keys(self) -> list[tuple[str, str, float, float | None]]: ...
+    def revoke_key(self, key_hash_or_id: str) -> int: ...
     def latest_snapshot(self) -> tuple[str, int, int] | None: ...
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int) -> None: ...
-    def draws_after(self, event_seq: int) -> int: ...
+    def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None: ...
+    def writable(self) -> bool: ...
+    def draws_after(self, event_seq: int, upto: int | None = None) -> int: ...
     def max_event_seq(self) -> int: ...
-    def rewards_after(self, reward_seq: int, chunk: int = 4096) -> Iterator[list[tuple]]: ...
+    def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]: ...
     def stats(self) -> dict[str, float]: ...
     def close(self) -> None: ...
 
@@ -107,16 +120,35 @@ class SQLiteStorage:
     ``"NORMAL"`` is durable across a crash of the process (SIGKILL) but not of the machine.
     """
 
-    def __init__(self, path: str | Path, synchronous: str = "FULL"):
+    def __init__(self, path: str | Path, synchronous: str = "FULL", create: bool = True,
+                 busy_timeout: float = 30.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA; got {synchronous!r}.")
+        if self.path.is_dir():
+            raise ValueError(f"--db {str(path)!r} is a folder, not a database file.")
+        if not self.path.exists():
+            if not create:
+                raise ValueError(f"no service database at {str(path)!r}.")
+            if not self.path.parent.is_dir():
+                raise ValueError(f"the folder of --db {str(path)!r} does not exist.")
+            # created private (0600): the log holds contexts and the hashes of the API keys; SQLite gives
+            # its -wal and -shm files the permissions of the database file
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.synchronous = synchronous.upper()
+        self.busy_timeout = float(busy_timeout)
         self._local = threading.local()
         con = self._con()
-        con.executescript(SCHEMA)
-        con.commit()
+        try:
+            con.executescript(SCHEMA)
+            for table, column, kind in MIGRATIONS:
+                cols = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+                if column not in cols:
+                    con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            con.commit()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise ValueError(f"{str(path)!r} is not a service database ({exc}).") from None
 
     #: statement that opens a write transaction (takes the write lock at once)
     BEGIN = "BEGIN IMMEDIATE"
@@ -128,7 +160,8 @@ class SQLiteStorage:
     def _con(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                  timeout=self.busy_timeout)
             con.execute("PRAGMA journal_mode=WAL")
             con.execute(f"PRAGMA synchronous={self.synchronous}")
             con.execute("PRAGMA foreign_keys=OFF")
@@ -138,7 +171,8 @@ class SQLiteStorage:
     # ------------------------------------------------------------------ writes
     def apply_batch(self, ops: list[tuple]) -> list[Any]:
         """Apply ("event", EventRow) / ("reward", event_id, reward, timestamp) / ("snapshot", path,
-        reward_seq, event_seq) operations in order in one transaction and commit it."""
+        reward_seq, event_seq, sha256) / ("unreward", seq) (a reward the model refused to learn, removed) /
+        ("touch", key_hash, time) (a key's last use) operations in order in one transaction and commit it."""
         x = self._x
         out: list[Any] = []
         now = time.time()
@@ -170,9 +204,15 @@ class SQLiteStorage:
                             "RETURNING seq", (event_id, reward, ts, now)).fetchone()[0]
                     out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev)))
                 elif kind == "snapshot":
-                    _, path, reward_seq, event_seq = op
-                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created) VALUES (?,?,?,?)",
-                                (str(path), reward_seq, event_seq, now))
+                    _, path, reward_seq, event_seq, digest = op
+                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created, sha256) VALUES (?,?,?,?,?)",
+                      (str(path), reward_seq, event_seq, now, digest))
+                    out.append(None)
+                elif kind == "unreward":
+                    x("DELETE FROM rewards WHERE seq = ?", (op[1],))
+                    out.append(None)
+                elif kind == "touch":
+                    x("UPDATE api_keys SET last_used = ? WHERE hash = ?", (op[2], op[1]))
                     out.append(None)
                 else:  # pragma: no cover
                     raise ValueError(f"unknown operation {kind!r}")
@@ -186,10 +226,32 @@ class SQLiteStorage:
         self._x("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
     def add_key(self, key_hash: str, role: str) -> None:
-        self._x("INSERT INTO api_keys VALUES (?, ?, ?)", (key_hash, role, time.time()))
+        self._x("INSERT INTO api_keys (hash, role, created) VALUES (?, ?, ?)", (key_hash, role, time.time()))
 
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int) -> None:
-        self.apply_batch([("snapshot", path, reward_seq, event_seq)])
+    def list_keys(self) -> list[tuple[str, str, float, float | None]]:
+        """(id, role, created, last used) of every key, oldest first; the id is the first
+        :data:`KEY_ID_LENGTH` hex digits of the key's hash (the key itself is never stored)."""
+        return [(h[:KEY_ID_LENGTH], role, created, last) for h, role, created, last in self._x(
+            "SELECT hash, role, created, last_used FROM api_keys ORDER BY created, hash")]
+
+    def revoke_key(self, key_hash_or_id: str) -> int:
+        """Delete the key with this hash, or the one key whose id (hash prefix) this is; the number of
+        keys deleted (0 or 1). An id that more than one key starts with is refused."""
+        h = key_hash_or_id.lower()
+        if len(h) < 64:
+            if len(h) < KEY_ID_LENGTH or any(c not in "0123456789abcdef" for c in h):
+                raise ValueError(f"{key_hash_or_id!r} is not a key id (the {KEY_ID_LENGTH} hex digits "
+                                 "`keys list` shows) nor a key.")
+            found = [r[0] for r in self._x("SELECT hash FROM api_keys WHERE substr(hash, 1, ?) = ?", (len(h), h))]
+            if len(found) > 1:
+                raise ValueError(f"{len(found)} keys have an id starting with {h!r}; give more digits.")
+            if not found:
+                return 0
+            h = found[0]
+        return self._x("DELETE FROM api_keys WHERE hash = ?", (h,)).rowcount
+
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None:
+        self.apply_batch([("snapshot", path, reward_seq, event_seq, digest)])
 
     # ------------------------------------------------------------------- reads
     def get_meta(self, key: str) -> str | None:
@@ -207,18 +269,39 @@ class SQLiteStorage:
         return self._x(
             "SELECT path, reward_seq, event_seq FROM snapshots ORDER BY id DESC LIMIT 1").fetchone()
 
-    def draws_after(self, event_seq: int) -> int:
-        return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ?",
-                                       (event_seq,)).fetchone()[0])
+    def snapshots(self) -> list[tuple[str, int, int, str | None]]:
+        """(path, reward_seq, event_seq, sha256) of every snapshot, the latest first."""
+        return [tuple(r) for r in self._x(
+            "SELECT path, reward_seq, event_seq, sha256 FROM snapshots ORDER BY id DESC")]
+
+    def writable(self) -> bool:
+        """Whether a write transaction can be opened now (the probe after a failed write)."""
+        try:
+            self._x(self.BEGIN)
+            self._x("ROLLBACK")
+            return True
+        except Exception:
+            try:
+                self._x("ROLLBACK")
+            except Exception:
+                pass
+            return False
+
+    def draws_after(self, event_seq: int, upto: int | None = None) -> int:
+        """Uniforms drawn by the events with seq > event_seq (and <= upto)."""
+        return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ? AND seq <= ?",
+                           (event_seq, (1 << 62) if upto is None else upto)).fetchone()[0])
 
     def max_event_seq(self) -> int:
         return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
 
-    def rewards_after(self, reward_seq: int, chunk: int = 4096) -> Iterator[list[tuple]]:
-        """Rewards with seq > reward_seq in seq order, in chunks of (seq, reward, context, action, probability)."""
+    def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]:
+        """Rewards with seq > reward_seq (and <= upto) in seq order, in chunks of (seq, reward, context,
+        action, probability)."""
         cur = self._x(
             "SELECT r.seq, r.reward, e.context, e.action, e.probability FROM rewards r "
-            "JOIN events e ON e.event_id = r.event_id WHERE r.seq > ? ORDER BY r.seq", (reward_seq,))
+            "JOIN events e ON e.event_id = r.event_id WHERE r.seq > ? AND r.seq <= ? ORDER BY r.seq",
+            (reward_seq, (1 << 62) if upto is None else upto))
         while True:
             rows = cur.fetchmany(chunk)
             if not rows:
@@ -255,3 +338,8 @@ class SQLiteStorage:
         if con is not None:
             con.close()
             self._local.con = None
+
+
+def is_dsn(db: str | Path) -> bool:
+    """Whether ``db`` names a PostgreSQL database rather than a SQLite file."""
+    return str(db).startswith(("postgresql://", "postgres://"))

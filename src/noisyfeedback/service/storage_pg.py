@@ -19,7 +19,8 @@ __all__ = ["PostgresStorage"]
 SCHEMA_PG = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS api_keys (
-    hash TEXT PRIMARY KEY, role TEXT NOT NULL CHECK (role IN ('rank', 'admin')), created DOUBLE PRECISION NOT NULL);
+    hash TEXT PRIMARY KEY, role TEXT NOT NULL CHECK (role IN ('rank', 'admin')), created DOUBLE PRECISION NOT NULL,
+    last_used DOUBLE PRECISION);
 CREATE TABLE IF NOT EXISTS events (
     seq BIGINT PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, ranked_at DOUBLE PRECISION NOT NULL,
     context BYTEA NOT NULL, action TEXT NOT NULL, probability DOUBLE PRECISION NOT NULL,
@@ -30,7 +31,9 @@ CREATE TABLE IF NOT EXISTS rewards (
     reward DOUBLE PRECISION NOT NULL, timestamp DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (
     id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, reward_seq BIGINT NOT NULL, event_seq BIGINT NOT NULL,
-    created DOUBLE PRECISION NOT NULL);
+    created DOUBLE PRECISION NOT NULL, sha256 TEXT);
+ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS last_used DOUBLE PRECISION;
+ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS sha256 TEXT;
 """
 
 LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .storage import SQLiteStorage
+from .storage import SQLiteStorage, is_dsn
 
 __all__ = ["open_storage"]
 
 
-def open_storage(db: str | Path, synchronous: str = "FULL"):
-    """The log at ``db``: a PostgreSQL DSN (``postgresql://...``) or the path of a SQLite file."""
-    if str(db).startswith(("postgresql://", "postgres://")):
+def open_storage(db: str | Path, synchronous: str = "FULL", create: bool = True, busy_timeout: float = 30.0):
+    """The log at ``db``: a PostgreSQL DSN (``postgresql://...``) or the path of a SQLite file (created,
+    mode 0600, when absent and ``create``; its folder must exist)."""
+    if is_dsn(db):
         from .storage_pg import PostgresStorage  # psycopg is imported only for a DSN
 
         return PostgresStorage(str(db), synchronous)
-    return SQLiteStorage(db, synchronous)
+    return SQLiteStorage(db, synchronous, create=create, busy_timeout=busy_timeout)

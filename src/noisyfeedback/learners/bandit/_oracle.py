@@ -12,7 +12,8 @@ E[f̃ | x, S] = ρ0 + (1 − ρ0 − ρ1)·Σ_{a∈S} P(y = a | x), so the set's
 labels' values. Where it fails: flip rates that depend on the class (ρ0, ρ1 functions of y or of
 the action) or on the context x. Then E[f̃ | x, a] = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) is no
 longer the same increasing map for every action and can rank a worse action first (a test in
-tests/test_oracle_bandits.py builds such a case).
+tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then reads
+c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) (``rho0``/``rho1`` arrays; ``kernels/oracle.py``).
 """
 
 from __future__ import annotations
@@ -24,14 +25,41 @@ import numpy as np
 from ...base import Tags
 from ..._rows import CodedRows
 from ..._state import Array
-from ..._validation import AnySeed, Integer, Interval, Options, check_memory
-from ...feedback import CODE_BANDIT, CODE_DILUTED
+from ..._validation import AnySeed, Integer, Interval, OneOf, Options, check_memory
+from ...feedback import CODE_BANDIT, CODE_DILUTED, Rates, kernel_feedback, per_action, rate_arrays
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import LinearClassifier, LoggedLearning, kernel_view
+from .._linear import (LinearClassifier, LoggedLearning, NonFiniteUpdate, _masked_argmax, finite_scale_rows,
+                       kernel_view, row_range)
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
+
+#: ``oracle="auto"`` takes the ridge oracle for one action a round (m = 1) up to this many features, AdaGrad
+#: above (and for sets). Chosen by benchmarks/auto_oracle_sweep.py on tuning data (docs/algorithms.md §4.13):
+#: SquareCB, NoisyBandit(0.1, 0.2), 100,000 rounds, online error AdaGrad -> ridge (ridge's share of AdaGrad's
+#: rounds/s): linear streams d = 8: 0.235 -> 0.201 (0.95), 16: 0.252 -> 0.188 (0.88), 32: 0.271 -> 0.219
+#: (0.49), 64: 0.340 -> 0.242 (0.28), 96: 0.356 -> 0.271 (0.12), 128: 0.336 -> 0.294 (0.12), 192: 0.404 ->
+#: 0.339 (0.14), 256: 0.475 -> 0.371 (0.065); digits (d = 64): 0.071 -> 0.025 (0.27). Rule: the largest grid
+#: d where ridge errs less and keeps >= 1/20 of AdaGrad's rounds/s at every tuning set of dimension <= d.
+AUTO_RIDGE_MAX_FEATURES = 256
+
+
+def _estimating(rate) -> bool:
+    """True for the rate "estimate" (rather than a number or an array of rates)."""
+    return isinstance(rate, str) and rate == "estimate"
+
+
+def resolve_oracle(oracle: str, m: int, n_features: int) -> str:
+    """The oracle ``oracle="auto"`` stands for: "ridge" where m = 1 and d <= AUTO_RIDGE_MAX_FEATURES, else
+    "adagrad"; any other value is itself.
+
+    >>> resolve_oracle("auto", 1, 64), resolve_oracle("auto", 1, 784), resolve_oracle("auto", 2, 16)
+    ('ridge', 'adagrad', 'adagrad')
+    """
+    if oracle != "auto":
+        return oracle
+    return "ridge" if m == 1 and n_features <= AUTO_RIDGE_MAX_FEATURES else "adagrad"
 
 
 class _FeedbackKind:
@@ -55,11 +83,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _policy: ClassVar[int] = 0
     _common_constraints: ClassVar[dict] = {
         "m": Integer(1),
-        "learning_rate": Interval(0, None, closed="neither"),
-        "oracle": Options(("adagrad", "normalized", "ridge")),
-        "lam": Interval(0, None, closed="neither"),
-        "rho0": Interval(0, 1, closed="left"),
-        "rho1": Interval(0, 1, closed="left"),
+        # bounded so that no in-range value overflows: an AdaGrad step moves a weight by at most
+        # learning_rate, so |w| <= learning_rate·t after t rounds; the ridge inverse starts at I/lam
+        # and its update squares it (lam below 1e-154 overflowed it on the first round)
+        "learning_rate": Interval(0, 1e3, closed="right"),
+        "oracle": Options(("auto", "adagrad", "normalized", "ridge")),
+        "lam": Interval(1e-8, 1e8, closed="both"),
+        "rho0": OneOf((Rates(), Options(("estimate",)))),
+        "rho1": OneOf((Rates(), Options(("estimate",)))),
         "seed": AnySeed(),
     }
 
@@ -82,15 +113,38 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _tags = Tags(family="bandit", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
     #: what a model file may hold (checked by nf.load): the weights, the intercepts, AdaGrad's sums
     _learned_state: ClassVar[dict] = {
+        # the oracle in use ("auto" resolved at the first fit from m and the number of features)
+        "oracle_": Options(("adagrad", "normalized", "ridge")),
         **LinearClassifier._learned_state,
         "intercept_": Array(("n_classes",)),
         "sum_sq_grad_": Array(("n_classes", "d")),
         "sum_sq_grad_intercept_": Array(("n_classes",)),
         "n_updates_": Array((1,), dtype="int64"),
         # oracle="ridge": each label's (d+1)×(d+1) inverse of λI + Σ z zᵀ, z = (x̂, 1); else empty
-        "ridge_inverse_": Array(lambda p: ("n_classes", "d+1", "d+1") if p.get("oracle") == "ridge"
-                                else ("n_classes", 0, 0)),
+        "ridge_inverse_": Array(lambda p: ("n_classes", "d+1", "d+1")
+                                if p.get("oracle_", p.get("oracle")) == "ridge" else ("n_classes", 0, 0)),
+        # rho0="estimate": the estimated (rho0, rho1) per action, whether they are in use, and the contexts of
+        # the rounds before the next estimate (see _estimate_rates); empty otherwise
+        "rate_estimates_": Array(lambda p: (2, "n_classes") if _estimating(p.get("rho0")) else (2, 0)),
+        "rate_state_": Array((2,), dtype="int64"),
+        "rate_buffer_": Array((None, "d")),
     }
+    _mutable_state = ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "ridge_inverse_", "n_updates_")
+    #: model files saved before these attributes existed (an explicit oracle, known rates) still load: without
+    #: oracle_ the oracle is the parameter; the rate attributes are needed only with rho0="estimate"
+    _optional_state = staticmethod(lambda p: ("oracle_",) if _estimating(p.get("rho0")) else
+                                   ("oracle_", "rate_estimates_", "rate_state_", "rate_buffer_"))
+
+    #: rho0="estimate": no correction before this many rounds; then an estimate every RATE_EVERY rounds
+    #: from the contexts of the last RATE_WINDOW rounds before it
+    RATE_WARMUP: ClassVar[int] = 20_000
+    RATE_EVERY: ClassVar[int] = 10_000
+    RATE_WINDOW: ClassVar[int] = 2_000
+    #: the estimates are used when the corrected values of the window's contexts sum to 1 within this mean
+    #: absolute deviation (they estimate P(y = a | x), which sums to 1 over a), and closer than the raw values
+    #: do; else no correction. Chosen on synthetic tabular streams (anchored: 0.06-0.08; without anchors,
+    #: where the high quantile underestimates 1 − ρ1: 0.15)
+    RATE_CONSISTENCY: ClassVar[float] = 0.1
     #: every kind of feedback the class learns from, by its m
     feedback_kinds: ClassVar[tuple[str, ...]] = ("bandit", "set")
 
@@ -111,18 +165,162 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                 f"The 'oracle' parameter of {type(self).__name__} must be 'adagrad' or 'normalized' with m > 1 "
                 f"(the ridge oracle fits one label's feedback a round). Got 'ridge' with m={m!r} instead."
             )
-        if self.rho0 + self.rho1 >= 1:
+        if self.oracle == "normalized" and not self.learning_rate < 2:
             raise ValueError(
-                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must satisfy rho0 + rho1 < 1. "
+                f"The 'learning_rate' parameter of {type(self).__name__} must be in (0, 2) with oracle='normalized' "
+                f"(the normalised step diverges from 2 on). Got {self.learning_rate!r} instead."
+            )
+        if (_estimating(self.rho0)) != (_estimating(self.rho1)):
+            raise ValueError(
+                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must both be 'estimate' or both rates. "
                 f"Got rho0={self.rho0!r}, rho1={self.rho1!r} instead."
             )
+        if _estimating(self.rho0):
+            if m > 1:
+                raise ValueError(f"The 'rho0' parameter of {type(self).__name__} must be rates with m > 1: "
+                                 f"'estimate' needs m = 1. Got m={m!r} instead.")
+            return
+        if m > 1 and (per_action(self.rho0) or per_action(self.rho1)):
+            raise ValueError(
+                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must be single rates with m > 1 (per-action "
+                f"rates correct one action's value). Got rho0={self.rho0!r}, rho1={self.rho1!r} with m={m!r} instead."
+            )
+        rate_arrays(type(self).__name__, self.rho0, self.rho1, K)
+
+    _NO_RATES = np.zeros(0)
+
+    def _correction(self) -> tuple[np.ndarray, np.ndarray]:
+        """(c0, cb) of the policy's corrected values c_a = (v_a − c0(a))/cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1
+        (arrays of one value, or one per action); empty arrays without flips (rates all 0: the policy reads
+        v, today's computation bit for bit)."""
+        r0, r1 = self._rates()
+        if not (r0.any() or r1.any()):
+            return self._NO_RATES, self._NO_RATES
+        return r0 / int(self.m), 1.0 - r0 - r1
+
+    def _rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ρ0, ρ1) in use: the known rates (arrays of one value or K), or with rho0="estimate" the current
+        estimates when they are in use, else zeros (the uncorrected values)."""
+        if _estimating(self.rho0):
+            if getattr(self, "rate_state_", None) is not None and self.rate_state_[0] == 1:
+                return self.rate_estimates_[0], self.rate_estimates_[1]
+            return np.zeros(1), np.zeros(1)
+        return rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+
+    # ------------------------------------------------------ estimated rates
+    def _rate_quantiles(self) -> tuple[float, float]:
+        """Where the anchors of action a lie among the window's values v_a (balanced classes): the median of
+        the top 1/K (the contexts of class a: v_a ≈ 1 − ρ1(a)) and the lower quartile of the other (K−1)/K
+        (v_a ≈ ρ0(a))."""
+        K = self.n_classes
+        return 0.25 * (K - 1) / K, 1.0 - 0.5 / K
+
+    def _estimate_rates(self) -> None:
+        """Estimate (ρ0(a), ρ1(a)) from the raw values of the window's contexts: per action ρ0(a) = the low
+        quantile of v_a and 1 − ρ1(a) = the high quantile (:meth:`_rate_quantiles`), clipped to [0, 1). They
+        are used only when consistent: the corrected values of the window's contexts sum to 1 within
+        RATE_CONSISTENCY on average. Without anchors (no contexts where a label is nearly certain) the high
+        quantile stays below 1 − ρ1(a), the corrected values sum to more than 1 and the learner keeps its
+        uncorrected values. The low quantile needs the oracle to have seen each action where it is wrong
+        (ε-greedy exploration does; inverse-gap weighting rarely plays a clearly wrong action, whose values
+        there stay near the ridge prior's 0, so ρ0 is underestimated and the check may refuse the estimates)."""
+        n = int(self.rate_state_[1])
+        rows = self.rate_buffer_[:n]
+        V = np.empty((n, self.n_classes))
+        oracle_values_rows(self.W_, self.intercept_, *kernel_view(rows), V)
+        q_lo, q_hi = self._rate_quantiles()
+        lo, hi = np.quantile(V, [q_lo, q_hi], axis=0)
+        r0 = np.clip(lo, 0.0, 0.99)
+        r1 = np.clip(1.0 - hi, 0.0, 0.99)
+        beta = 1.0 - r0 - r1
+        ok = bool((beta >= 0.05).all())
+        if ok:
+            dev_raw = float(np.abs(V.sum(axis=1) - 1.0).mean())
+            dev = float(np.abs(((V - r0) / beta).sum(axis=1) - 1.0).mean())
+            ok = dev <= self.RATE_CONSISTENCY and dev < dev_raw
+        self.rate_estimates_ = np.vstack([r0, r1])
+        self.rate_state_[0] = 1 if ok else 0
+        self.rate_state_[1] = 0
+
+    def _rate_segments(self, n: int):
+        """Split n rounds at the estimates (rounds t >= RATE_WARMUP with t % RATE_EVERY == 0, t = updates so far)."""
+        if not _estimating(self.rho0) or n == 0:
+            yield 0, n
+            return
+        every = self.RATE_EVERY
+        t0 = int(self.n_updates_[0])
+        start = 0
+        while start < n:
+            t = t0 + start
+            nxt = max(self.RATE_WARMUP, (t // every + 1) * every)
+            if nxt % every:
+                nxt = (nxt // every + 1) * every
+            stop = min(n, start + (nxt - t))
+            yield start, stop
+            start = stop
+
+    def _remember_rates(self, X, rows: np.ndarray | None, t_before: int, n: int) -> None:
+        """After rounds t_before .. t_before + n − 1: keep the contexts of those in the window before the next
+        estimate (X[rows] or X), and estimate at a boundary."""
+        from .rcine import _gather_rows
+
+        every, window = self.RATE_EVERY, self.RATE_WINDOW
+        t_after = t_before + n
+        nxt = max(self.RATE_WARMUP, ((t_after - 1) // every + 1) * every)
+        if nxt % every:
+            nxt = (nxt // every + 1) * every
+        first = max(t_before, nxt - window)  # the first round in the window
+        if first < t_after:
+            k = t_after - first
+            idx = np.arange(n - k, n) if rows is None else rows[n - k:]
+            buf = self.rate_buffer_
+            if buf.shape[0] != window:
+                self.rate_buffer_ = buf = np.zeros((window, self.W_.shape[1]))
+            pos = int(self.rate_state_[1])
+            take = min(k, window - pos)
+            _gather_rows(X, np.ascontiguousarray(idx[k - take:], dtype=np.int64), buf[pos:pos + take])
+            self.rate_state_[1] = pos + take
+        if t_after == nxt and self.rate_state_[1] > 0:
+            self._estimate_rates()
+
+    def corrected_values(self, X) -> np.ndarray:
+        """The values the policy explores and exploits on, shape (n_samples, n_classes): with flip rates
+        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)), the clean P(y = a | x) the raw v_a estimates (m = 1),
+        inverted per action; without rates v itself (:meth:`decision_function`)."""
+        v = self.decision_function(X)
+        c0, cb = self._correction()
+        return v if c0.shape[0] == 0 else (v - c0) / cb
 
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
 
+    def _check_X(self, X, fitting: bool):
+        """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
+        sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``."""
+        return finite_scale_rows(super()._check_X(X, fitting))
+
+    #: simulate rescales the rows it is given as ``_check_X`` does (same rows, same bits as act/learn)
+    _simulation_rows = staticmethod(finite_scale_rows)
+
     # ------------------------------------------------------------ state
+    def _oracle(self) -> str:
+        """The oracle in use: ``oracle_`` once fitted (``oracle`` resolved), else ``oracle`` itself."""
+        fitted = getattr(self, "oracle_", None)
+        if fitted is not None and (self.oracle == "auto" or self.oracle == fitted):
+            return fitted
+        if fitted is not None:  # the parameter was changed since fitting: the new oracle from now on
+            self.oracle_ = self.oracle
+            return self.oracle
+        if self.oracle == "auto" and hasattr(self, "W_"):  # weights set without the resolved oracle
+            self.oracle_ = resolve_oracle("auto", int(self.m), self.W_.shape[1])
+            return self.oracle_
+        return self.oracle
+
     def _init_state(self, n_features: int, seed_fallback=None) -> None:
         fresh = not hasattr(self, "W_")
+        if fresh:
+            self._validate_params()
+            self.oracle_ = resolve_oracle(self.oracle, int(self.m), int(n_features))
         super()._init_state(n_features, seed_fallback)
         if fresh:
             K = self.n_classes
@@ -131,11 +329,15 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             self.sum_sq_grad_intercept_ = np.zeros(K)
             self.n_updates_ = np.zeros(1, dtype=np.int64)
             self.ridge_inverse_ = self._fresh_ridge_inverse(n_features)
+            est = _estimating(self.rho0)
+            self.rate_estimates_ = np.zeros((2, K if est else 0))
+            self.rate_state_ = np.zeros(2, dtype=np.int64)  # (in use, contexts buffered)
+            self.rate_buffer_ = np.zeros((0, n_features))
 
     def _fresh_ridge_inverse(self, n_features: int) -> np.ndarray:
         """I/λ for every label with oracle="ridge" (ridge before any data), else an empty (K, 0, 0)."""
         K = self.n_classes
-        if self.oracle != "ridge":
+        if self._oracle() != "ridge":
             return np.zeros((K, 0, 0))
         check_memory(8.0 * K * (n_features + 1) ** 2,
                      f"{type(self).__name__}(oracle='ridge') with {K} labels and {n_features} features")
@@ -147,13 +349,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         if not self.sum_sq_grad_.flags.c_contiguous:
             self.sum_sq_grad_ = np.ascontiguousarray(self.sum_sq_grad_)
         d = self.W_.shape[1]
-        want = (self.n_classes, d + 1, d + 1) if self.oracle == "ridge" else (self.n_classes, 0, 0)
+        oracle = self._oracle()
+        want = (self.n_classes, d + 1, d + 1) if oracle == "ridge" else (self.n_classes, 0, 0)
         P = getattr(self, "ridge_inverse_", None)
         if P is None or P.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
             self.ridge_inverse_ = self._fresh_ridge_inverse(d)
         elif not P.flags.c_contiguous:
             self.ridge_inverse_ = np.ascontiguousarray(P)
-        return (_ORACLES[self.oracle], self.W_, self.intercept_, self.sum_sq_grad_, self.sum_sq_grad_intercept_,
+        return (_ORACLES[oracle], self.W_, self.intercept_, self.sum_sq_grad_, self.sum_sq_grad_intercept_,
                 self.ridge_inverse_, self.n_updates_)
 
     # -------------------------------------------------------- inference
@@ -170,9 +373,15 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             oracle_values_rows(self.W_, self.intercept_, *kernel_view(X), out)
         return out
 
-    def predict(self, X) -> np.ndarray:
-        """Greedy labels argmax_a v_a (lowest index on ties); 0 before any learning."""
-        return np.argmax(self.decision_function(X), axis=1).astype(np.int64)
+    def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """Greedy labels argmax_a c_a (:meth:`corrected_values`; v without flip rates; lowest index on
+        ties); 0 before any learning. With ``allowed``/``excluded`` the argmax over the actions a row may
+        take."""
+        v = self.corrected_values(X)
+        mask = self._mask(allowed, excluded, v.shape[0])
+        if mask is not None:
+            return _masked_argmax(v, mask)
+        return np.argmax(v, axis=1).astype(np.int64)
 
     def predict_proba(self, X) -> np.ndarray:
         """Calibrated estimates of the clean P(y = a | x), using the parameters ``rho0``, ``rho1``.
@@ -181,27 +390,39 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         rows summing to 1 (uniform where every estimate is 0). The actions never need ρ0, ρ1.
         """
         v = self.decision_function(X)
-        p = np.clip((v - self.rho0 / self.m) / (1.0 - self.rho0 - self.rho1), 0.0, 1.0)
+        r0, r1 = self._rates()
+        p = np.clip((v - r0 / self.m) / (1.0 - r0 - r1), 0.0, 1.0)
         tot = p.sum(axis=1, keepdims=True)
         return np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """The exploration distribution ``act`` draws from, (n_samples, n_classes): P(label a is played)
-        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m)."""
+        (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m).
+        With ``allowed``/``excluded`` (m = 1) restricted to the actions a row may take and renormalised."""
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
+        mask = self._mask(allowed, excluded, n)
+        if mask is not None:
+            return self._restrict_probabilities(self.action_probabilities(X), mask)
         m = int(self.m)
         sets = np.empty((n, m), np.int64)
         pis = np.empty((n, self.n_classes))
         explore, expo = self._explore()
         oracle_act(self.W_, self.intercept_, *kernel_view(X), m, self._policy, explore, expo,
-                   int(self.n_updates_[0]), np.zeros(n * self.draws_per_round), sets, np.empty(n), pis)
+                   int(self.n_updates_[0]), np.zeros(n * self.draws_per_round), sets, np.empty(n), pis,
+                   *self._correction())
         return pis
 
     # ------------------------------------------------------- act / learn
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
         """Draw one action (m = 1: shape (n,)) or set (m > 1: (n, m), increasing) per row; returns
-        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order)."""
+        (actions, propensities): P(action), or for m > 1 P(set | the round's random label order).
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
+        distribution restricted to the actions a row may take and renormalised (one uniform a row); the
+        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
         m = int(self.m)
@@ -210,7 +431,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         probs = np.empty(n)
         explore, expo = self._explore()
         oracle_act(self.W_, self.intercept_, *kernel_view(X), m, self._policy, explore, expo,
-                   int(self.n_updates_[0]), u, sets, probs, np.empty((n, self.n_classes)))
+                   int(self.n_updates_[0]), u, sets, probs, np.empty((n, self.n_classes)), *self._correction())
         return (sets[:, 0].copy() if m == 1 else sets), probs
 
     def learn(self, X, actions, feedback, propensities):
@@ -227,12 +448,27 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         feedback = self._check_binary(feedback, n)
         self._check_propensities(propensities, n)
         oracle, W, b, G, Gb, P, t = self._state()
-        oracle_learn(oracle, W, b, G, Gb, P, t, *kernel_view(X), np.ascontiguousarray(sets), feedback,
-                     float(self.learning_rate))
+        sets = np.ascontiguousarray(sets)
+        lr = float(self.learning_rate)
+        for a, z in list(self._rate_segments(n)):
+            Xs, Ss, Fs = row_range(X, a, z), sets[a:z], feedback[a:z]
+            t_before = int(t[0])
+            try:
+                self._guarded(z - a, lambda lo, hi: oracle_learn(oracle, W, b, G, Gb, P, t,
+                                                                 *kernel_view(row_range(Xs, lo, hi)), Ss[lo:hi],
+                                                                 Fs[lo:hi], lr))
+            except NonFiniteUpdate as exc:
+                if _estimating(self.rho0) and exc.row:
+                    self._remember_rates(Xs, None, t_before, exc.row)
+                if a == 0:
+                    raise
+                raise NonFiniteUpdate(str(exc).replace(f"row {exc.row}", f"row {a + exc.row}"), a + exc.row) from None
+            if _estimating(self.rho0):
+                self._remember_rates(Xs, None, t_before, z - a)
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         m = int(self.m)
         if code != (CODE_BANDIT if m == 1 else CODE_DILUTED) or (m > 1 and feedback.m != m):
             raise TypeError(f"{type(self).__name__}(m={m}) learns from "
@@ -240,9 +476,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         set_miss = extras["set_miss"] if extras and "set_miss" in extras else np.zeros(0)
         explore, expo = self._explore()
         oracle, W, b, G, Gb, P, t = self._state()
-        oracle_simulate(oracle, W, b, G, Gb, P, t, *kernel_view(X), y, order, m, self._policy, explore, expo,
-                        float(self.learning_rate), rho0, rho1, u_learner, u_feedback, mistakes, set_miss,
-                        _row_sqnorms(X))
+        nu = self.draws_per_round
+        for a, z in list(self._rate_segments(order.shape[0])):
+            t_before = int(t[0])
+            oracle_simulate(oracle, W, b, G, Gb, P, t, *kernel_view(X), y, order[a:z], m, self._policy, explore, expo,
+                            float(self.learning_rate), rho0, rho1, u_learner[a * nu:z * nu], u_feedback[a:z],
+                            mistakes[a:z], set_miss[a:z], _row_sqnorms(X), *self._correction())
+            if _estimating(self.rho0):
+                self._remember_rates(X, order[a:z], t_before, z - a)
 
 
 def _row_sqnorms(X) -> np.ndarray:

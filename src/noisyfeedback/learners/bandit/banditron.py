@@ -6,9 +6,9 @@ import numpy as np
 
 from ...base import Tags
 from ..._validation import AnySeed, Interval
-from ...feedback import CODE_BANDIT
+from ...feedback import CODE_BANDIT, kernel_feedback
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
-from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view
+from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view, row_range
 
 
 class Banditron(LoggedLearning, LinearClassifier):
@@ -70,8 +70,14 @@ class Banditron(LoggedLearning, LinearClassifier):
         """Feedback estimate (h(0), h(1)); clean bandit feedback is used as is."""
         return 0.0, 1.0
 
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one exploratory action per row: returns (actions, P(action))."""
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
+        """Draw one exploratory action per row: returns (actions, P(action)).
+
+        ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
+        distribution restricted to the actions a row may take and renormalised (one uniform a row); the
+        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         u = self.rng_.random(X.shape[0] * self.draws_per_round)
         actions = np.empty(X.shape[0], dtype=np.int64)
@@ -79,13 +85,14 @@ class Banditron(LoggedLearning, LinearClassifier):
         bandit_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
         return actions, probs
 
-    def action_probabilities(self, X) -> np.ndarray:
-        """P(r) = (1−γ)·1[r = ŷ] + γ/K for every row, shape (n_samples, n_classes): what ``act`` draws from."""
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
+        """P(r) = (1−γ)·1[r = ŷ] + γ/K for every row, shape (n_samples, n_classes): what ``act`` draws from
+        (restricted to ``allowed`` minus ``excluded`` and renormalised when given)."""
         greedy = self.predict(X)
         K = self.n_classes
         out = np.full((greedy.shape[0], K), float(self.gamma) / K)
         out[np.arange(greedy.shape[0]), greedy] += 1.0 - float(self.gamma)
-        return out
+        return self._restrict_probabilities(out, self._mask(allowed, excluded, out.shape[0]))
 
     def learn(self, X, actions, feedback, propensities) -> "Banditron":
         """Update from logged rows in order: action taken, 0/1 feedback, its propensity."""
@@ -95,12 +102,14 @@ class Banditron(LoggedLearning, LinearClassifier):
         feedback = self._check_binary(feedback, n)
         propensities = self._check_propensities(propensities, n)
         h0, h1 = self._h()
-        bandit_learn(self._rule, self.W_, *kernel_view(X), actions, feedback, propensities, h0, h1,
-                     *self._extra_state())
+        extra = self._extra_state()
+        self._guarded(n, lambda lo, hi: bandit_learn(
+            self._rule, self.W_, *kernel_view(row_range(X, lo, hi)), actions[lo:hi], feedback[lo:hi],
+            propensities[lo:hi], h0, h1, *extra))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         if code != CODE_BANDIT:
             raise TypeError(f"{type(self).__name__} learns from bandit feedback; got {feedback!r}.")
         h0, h1 = self._h()

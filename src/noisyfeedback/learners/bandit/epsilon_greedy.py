@@ -19,22 +19,33 @@ class EpsilonGreedy(OracleBandit):
 
     Why no flip rates are needed: E[f̃ | x, a] = ρ0 + (1−ρ0−ρ1)·P(y=a | x), an increasing affine map of
     the clean value for class- and context-independent flips (ρ0 + ρ1 < 1), so the oracle ranks labels
-    as a clean one would. Not so when the flip rates depend on the class or on x (see ``_oracle.py``).
-    ``rho0``/``rho1`` only serve :meth:`predict_proba`.
+    as a clean one would. Not so when the flip rates depend on the action or on x (see ``_oracle.py``):
+    per-action ``rho0``/``rho1`` make the policy run on the values corrected per action.
 
     Parameters
     ----------
     n_classes : int
     m : int in [1, K-1]
     epsilon : float in (0, 1]
-    learning_rate : float > 0
-    oracle : {"adagrad", "normalized", "ridge"}
+    learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
+    oracle : {"auto", "adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
-        the ridge solution of that label's rounds — at O(d²) memory and time a round.
-    lam : float > 0
+        the ridge solution of that label's rounds — at O(d²) memory and time a round. "auto" (default):
+        "ridge" where m = 1 and d <= ``AUTO_RIDGE_MAX_FEATURES`` (256, chosen by the sweep in
+        benchmarks/auto_oracle_sweep.py, docs/algorithms.md), "adagrad" otherwise; the choice is
+        ``oracle_`` after the first fit and is saved with the model.
+    lam : float in [1e-8, 1e8]
         Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
-    rho0, rho1 : float
-        Flip rates, used only by :meth:`predict_proba`.
+    rho0, rho1 : float in [0, 1), or (m = 1) arrays of K rates, one per action (rho0 + rho1 < 1), or "estimate"
+        Known flip rates (default 0: none). Given, the policy explores and exploits on the corrected values
+        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`), the clean P(y = a | x) that v_a
+        estimates, inverted per action; they also serve :meth:`predict_proba`. ``rho0="estimate"`` with
+        ``rho1="estimate"`` (m = 1): estimated online from the learner's own raw values v over recent
+        contexts — per action ρ0(a) a low quantile of v_a, 1 − ρ1(a) a high one (the anchors: contexts whose
+        label is nearly certain) — first after ``RATE_WARMUP`` (20,000) rounds, then every ``RATE_EVERY``
+        (10,000) from the contexts of the last ``RATE_WINDOW`` (2,000) rounds; used only when the corrected
+        values are consistent (they sum to 1 over the actions within ``RATE_CONSISTENCY``), else the policy
+        keeps the uncorrected values. Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``.
     seed : int, SeedSequence or None
 
     Examples
@@ -60,7 +71,7 @@ class EpsilonGreedy(OracleBandit):
     _test_params = {"n_classes": 4, "m": 2, "seed": 0}
 
     def __init__(self, n_classes: int, m: int = 1, epsilon: float = 0.05, learning_rate: float = 0.05,
-                 oracle: str = "adagrad", lam: float = 1.0, rho0: float = 0.0, rho1: float = 0.0,
+                 oracle: str = "auto", lam: float = 1.0, rho0: float = 0.0, rho1: float = 0.0,
                  seed: int | None = None):
         self.n_classes = n_classes
         self.m = m

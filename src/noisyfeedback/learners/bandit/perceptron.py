@@ -7,7 +7,7 @@ import numpy as np
 from ...base import Tags
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.perceptron import perceptron_learn, perceptron_simulate
-from .._linear import LinearClassifier, kernel_view
+from .._linear import LinearClassifier, kernel_view, row_range
 
 
 class Perceptron(LinearClassifier):
@@ -43,9 +43,10 @@ class Perceptron(LinearClassifier):
     def __init__(self, n_classes: int):
         self.n_classes = n_classes
 
-    def act(self, X):
-        """Greedy actions with propensity 1 (the Perceptron does not explore)."""
-        actions = self.predict(X)
+    def act(self, X, allowed=None, excluded=None):
+        """Greedy actions with propensity 1 (the Perceptron does not explore). With ``allowed``/``excluded``
+        the greedy label among the actions a row may take."""
+        actions = self.predict(X, allowed, excluded)
         return actions, np.ones(actions.shape[0])
 
     def learn(self, X, actions=None, feedback=None, propensities=None) -> "Perceptron":
@@ -54,7 +55,8 @@ class Perceptron(LinearClassifier):
         if feedback is None:
             raise ValueError("Perceptron.learn needs feedback: the label of each row.")
         labels = self._check_actions(feedback, X.shape[0], name="feedback")
-        perceptron_learn(self.W_, *kernel_view(X), labels)
+        self._guarded(X.shape[0], lambda lo, hi: perceptron_learn(self.W_, *kernel_view(row_range(X, lo, hi)),
+                                                                  labels[lo:hi]))
         return self
 
     def partial_fit(self, X, y, classes=None) -> "Perceptron":

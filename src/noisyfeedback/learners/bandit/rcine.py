@@ -10,7 +10,7 @@ from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
 from ..._rows import CodedRows
 from ...kernels.linear import csr_rows_to_dense
-from .._linear import class_major, kernel_view
+from .._linear import NonFiniteUpdate, class_major, kernel_view, row_range
 from .rcnbf import RCNBF
 
 
@@ -211,15 +211,22 @@ class RCINE(RCNBF):
         for a, b in list(self._segments(n)):
             h0, h1 = self._h()
             Xs = X[a:b]
-            bandit_learn(RULE_BANDITRON, self.W_, *kernel_view(Xs), actions[a:b], feedback[a:b],
-                         propensities[a:b], h0, h1, *self._NO_STATE)
-            self._remember(Xs, actions[a:b], feedback[a:b])
+            As, Fs, Ps = actions[a:b], feedback[a:b], propensities[a:b]
+            try:
+                self._guarded(b - a, lambda lo, hi: bandit_learn(
+                    RULE_BANDITRON, self.W_, *kernel_view(row_range(Xs, lo, hi)), As[lo:hi], Fs[lo:hi], Ps[lo:hi],
+                    h0, h1, *self._NO_STATE))
+            except NonFiniteUpdate as exc:  # the rows before the refused one are learned: remember them
+                if exc.row:
+                    self._remember(Xs[:exc.row], As[:exc.row], Fs[:exc.row])
+                raise NonFiniteUpdate(str(exc).replace(f"row {exc.row}", f"row {a + exc.row}"), a + exc.row) from None
+            self._remember(Xs, As, Fs)
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes):
-        from ...feedback import CODE_BANDIT
+        from ...feedback import CODE_BANDIT, kernel_feedback
 
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         if code != CODE_BANDIT:
             raise TypeError(f"RCINE learns from bandit feedback; got {feedback!r}.")
         for a, b in list(self._segments(order.shape[0])):

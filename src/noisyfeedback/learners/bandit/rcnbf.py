@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._validation import AnySeed, Interval
+from ...feedback import Rates, rate_arrays
 from .banditron import Banditron
 
 
@@ -23,8 +26,9 @@ class RCNBF(Banditron):
     n_classes : int
     gamma : float in (0, 1)
         Exploration rate.
-    rho0, rho1 : float in [0, 1), rho0 + rho1 < 1
-        Flip rates of the feedback channel.
+    rho0, rho1 : float in [0, 1), or arrays of K such rates (one per action); rho0 + rho1 < 1 (per action)
+        Flip rates of the feedback channel. Per action, h follows the played action ỹ:
+        h(f̃, ỹ) = (f̃ − ρ0(ỹ)) / (1 − ρ0(ỹ) − ρ1(ỹ)), so E[h | f, ỹ] = f still.
     seed : int, SeedSequence or None
 
     Examples
@@ -41,8 +45,8 @@ class RCNBF(Banditron):
 
     _parameter_constraints = {
         "gamma": Interval(0, 1, closed="neither"),
-        "rho0": Interval(0, 1, closed="left"),
-        "rho1": Interval(0, 1, closed="left"),
+        "rho0": Rates(),
+        "rho1": Rates(),
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "rho0": 0.1, "rho1": 0.2, "seed": 0}
@@ -56,17 +60,17 @@ class RCNBF(Banditron):
         self.seed = seed
 
     def _check_params(self) -> None:
-        if self.rho0 + self.rho1 >= 1:
-            raise ValueError(
-                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must satisfy rho0 + rho1 < 1. "
-                f"Got rho0={self.rho0!r}, rho1={self.rho1!r} instead."
-            )
+        rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
 
-    def _h(self) -> tuple[float, float]:
-        """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1)."""
-        return self._estimate(self.rho0, self.rho1)
+    def _h(self):
+        """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1): floats, or arrays of one per action when the
+        rates differ between actions (equal per-action rates give the floats of the one pair, bit for bit)."""
+        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        if r0.shape[0] == 1:
+            return self._estimate(float(r0[0]), float(r1[0]))
+        return self._estimate(r0, r1)
 
     @staticmethod
-    def _estimate(rho0: float, rho1: float) -> tuple[float, float]:
+    def _estimate(rho0, rho1):
         beta = 1.0 - rho0 - rho1
         return (0.0 - rho0) / beta, (1.0 - rho0) / beta

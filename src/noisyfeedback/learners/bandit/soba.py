@@ -29,7 +29,7 @@ class SOBA(Banditron):
     n_classes : int
     gamma : float in (0, 1)
         Exploration rate.
-    a : float > 0
+    a : float in [1e-8, 1e8]
         Initial A = a·I.
     diagonal : bool
         Use the diagonal approximation of A.
@@ -52,11 +52,12 @@ class SOBA(Banditron):
 
     _parameter_constraints = {
         "gamma": Interval(0, 1, closed="neither"),
-        "a": Interval(0, None, closed="neither"),
+        "a": Interval(1e-8, 1e8, closed="both"),  # A⁻¹ = I/a: a below ~1e-308 made it infinite
         "diagonal": Options((False, True)),
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "seed": 0}
+    _mutable_state = ("W_", "theta_", "A_", "cum_")
     _learned_state = {
         "W_": Array(("n_classes", "d")),
         "theta_": Array(("n_classes", "d")),

@@ -19,9 +19,9 @@ class SquareCB(OracleBandit):
 
     **Flipped feedback.** E[f̃ | x, a] = ρ0 + (1−ρ0−ρ1)·P(y=a | x) is an increasing affine map of the clean
     value when flips do not depend on the class or the context, so the oracle ranks the labels
-    correctly without knowing ρ0, ρ1 (they only add variance). Flip rates that depend on the class or
-    on x break this (see ``_oracle.py`` and the test of that case). ``rho0``/``rho1`` only serve
-    :meth:`predict_proba` (calibrated clean probabilities).
+    correctly without knowing ρ0, ρ1 (they only add variance). Flip rates that depend on the action
+    break this (see ``_oracle.py`` and the test of that case): give them as per-action ``rho0``/``rho1``
+    and the policy runs on the values corrected per action.
 
     **Sets (m > 1, ``Diluted(m)`` feedback).** The prediction for a set S is Σ_{a∈S} v_a
     (E[f̃ | x, S] = ρ0 + (1−ρ0−ρ1)·Σ_{a∈S} P(y=a | x)); every label of the set takes the same step on
@@ -37,17 +37,28 @@ class SquareCB(OracleBandit):
     n_classes : int
     m : int in [1, K-1]
         1: one action, ``NoisyBandit`` feedback; m > 1: a set of m labels, ``Diluted(m)`` feedback.
-    gamma_scale, gamma_exponent : float
+    gamma_scale : float in [0, 1e9], gamma_exponent : float in [0, 1]
         γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by a sweep on tuning data: benchmarks/RESULTS.md).
-    learning_rate : float > 0
+    learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
-    oracle : {"adagrad", "normalized", "ridge"}
+    oracle : {"auto", "adagrad", "normalized", "ridge"}
         "ridge" (m = 1; for small d): per label, recursive least squares on (x̂, 1) — after every round
-        the ridge solution of that label's rounds — at O(d²) memory and time a round.
-    lam : float > 0
+        the ridge solution of that label's rounds — at O(d²) memory and time a round. "auto" (default):
+        "ridge" where m = 1 and d <= ``AUTO_RIDGE_MAX_FEATURES`` (256, chosen by the sweep in
+        benchmarks/auto_oracle_sweep.py, docs/algorithms.md), "adagrad" otherwise; the choice is
+        ``oracle_`` after the first fit and is saved with the model.
+    lam : float in [1e-8, 1e8]
         Ridge penalty λ of ``oracle="ridge"`` (unused otherwise).
-    rho0, rho1 : float
-        Flip rates, used only by :meth:`predict_proba`.
+    rho0, rho1 : float in [0, 1), or (m = 1) arrays of K rates, one per action (rho0 + rho1 < 1), or "estimate"
+        Known flip rates (default 0: none). Given, the policy explores and exploits on the corrected values
+        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`), the clean P(y = a | x) that v_a
+        estimates, inverted per action; they also serve :meth:`predict_proba`. ``rho0="estimate"`` with
+        ``rho1="estimate"`` (m = 1): estimated online from the learner's own raw values v over recent
+        contexts — per action ρ0(a) a low quantile of v_a, 1 − ρ1(a) a high one (the anchors: contexts whose
+        label is nearly certain) — first after ``RATE_WARMUP`` (20,000) rounds, then every ``RATE_EVERY``
+        (10,000) from the contexts of the last ``RATE_WINDOW`` (2,000) rounds; used only when the corrected
+        values are consistent (they sum to 1 over the actions within ``RATE_CONSISTENCY``), else the policy
+        keeps the uncorrected values. Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``.
     seed : int, SeedSequence or None
 
     Examples
@@ -70,13 +81,15 @@ class SquareCB(OracleBandit):
     _policy = POLICY_IGW
     _parameter_constraints = {
         **OracleBandit._common_constraints,
-        "gamma_scale": Interval(0, None, closed="left"),
+        # γ_t = gamma_scale·(t+1)^gamma_exponent stays finite for any number of rounds (an infinite γ_t
+        # made p = 1/(K + γ_t·0) NaN for labels tied with the greedy one)
+        "gamma_scale": Interval(0, 1e9, closed="both"),
         "gamma_exponent": Interval(0, 1, closed="both"),
     }
     _test_params = {"n_classes": 3, "seed": 0}
 
     def __init__(self, n_classes: int, m: int = 1, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
-                 learning_rate: float = 0.05, oracle: str = "adagrad", lam: float = 1.0, rho0: float = 0.0,
+                 learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0, rho0: float = 0.0,
                  rho1: float = 0.0, seed: int | None = None):
         self.n_classes = n_classes
         self.m = m

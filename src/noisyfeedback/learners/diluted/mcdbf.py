@@ -8,9 +8,9 @@ import numpy as np
 
 from ...base import Tags
 from ..._validation import AnySeed, Integer, Interval
-from ...feedback import CODE_DILUTED
+from ...feedback import CODE_DILUTED, Rates, kernel_feedback, rate_arrays
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
-from .._linear import LoggedLearning, kernel_view
+from .._linear import LoggedLearning, kernel_view, row_range
 from ..bandit.rcnbf import RCNBF
 from ._sets import SetPredictor
 
@@ -73,8 +73,10 @@ class MCDBF(LoggedLearning, SetPredictor):
         Size of the proposed label set.
     gamma : float in (0, 1)
         Exploration rate γ.
-    rho0, rho1 : float in [0, 1), rho0 + rho1 < 1
-        Flip rates of the feedback (beyond the paper; 0 = clean diluted feedback).
+    rho0, rho1 : float in [0, 1), or arrays of K such rates (one per label); rho0 + rho1 < 1 (per label)
+        Flip rates of the feedback (beyond the paper; 0 = clean diluted feedback). Per label, a set S
+        flips with its labels' mean rates ρ(S) = (1/m)·Σ_{a∈S} ρ(a) (``Diluted``'s per-label channel) and
+        h(f̃, S) = (f̃ − ρ0(S))/(1 − ρ0(S) − ρ1(S)); with m = 1 RCNBF's per-action h, bit for bit.
     seed : int, SeedSequence or None
         Seed of the exploration draws; with None, ``nf.simulate`` seeds them.
 
@@ -101,8 +103,8 @@ class MCDBF(LoggedLearning, SetPredictor):
     _parameter_constraints = {
         "m": Integer(1),
         "gamma": Interval(0, 1, closed="neither"),
-        "rho0": Interval(0, 1, closed="left"),
-        "rho1": Interval(0, 1, closed="left"),
+        "rho0": Rates(),
+        "rho1": Rates(),
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 4, "m": 2, "gamma": 0.3, "rho0": 0.1, "rho1": 0.1, "seed": 0}
@@ -123,11 +125,7 @@ class MCDBF(LoggedLearning, SetPredictor):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if self.rho0 + self.rho1 >= 1:
-            raise ValueError(
-                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must satisfy rho0 + rho1 < 1. "
-                f"Got rho0={self.rho0!r}, rho1={self.rho1!r} instead."
-            )
+        rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
         try:
             float(math.comb(self.n_classes - 2, self.m - 1))
         except OverflowError:
@@ -142,11 +140,27 @@ class MCDBF(LoggedLearning, SetPredictor):
         return float(math.comb(K - 2, m - 1)), (m - 1) / (K - m)
 
     def _h(self) -> tuple[float, float]:
-        """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1); (0.0, 1.0) without flips."""
-        return RCNBF._estimate(self.rho0, self.rho1)
+        """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1); (0.0, 1.0) without flips (one pair of rates;
+        with per-label rates the kernels compute h per set from :meth:`_label_rates`)."""
+        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        if r0.shape[0] > 1:
+            return 0.0, 1.0
+        return RCNBF._estimate(float(r0[0]), float(r1[0]))
 
-    def act(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Draw one set per row: returns (sets (n, m) int64, increasing; Z(set) (n,))."""
+    _NO_RATES = np.zeros(0)
+
+    def _label_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-label rates (K,) when they differ between labels; else empty arrays (the pair h0, h1 is used)."""
+        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        return (r0, r1) if r0.shape[0] > 1 else (self._NO_RATES, self._NO_RATES)
+
+    def act(self, X, allowed=None, excluded=None) -> tuple[np.ndarray, np.ndarray]:
+        """Draw one set per row: returns (sets (n, m) int64, increasing; Z(set) (n,)).
+
+        ``allowed``/``excluded`` (m = 1 only): one action per row drawn from the distribution restricted to
+        the actions a row may take, renormalised (see :meth:`Banditron.act`); returns shape (n,)."""
+        if allowed is not None or excluded is not None:
+            return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)
         m = int(self.m)
         u = self.rng_.random(X.shape[0] * m)
@@ -176,14 +190,15 @@ class MCDBF(LoggedLearning, SetPredictor):
         ep = sum(p * pr for (p, _), pr in G.items())
         return ep / m, (m - ep) / (K - m)
 
-    def action_probabilities(self, X) -> np.ndarray:
+    def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """P(label ∈ Ỹ) for every row and label, shape (n_samples, n_classes); rows sum to m
-        (the inclusion probabilities of the set ``act`` draws; with m = 1 Banditron's distribution)."""
+        (the inclusion probabilities of the set ``act`` draws; with m = 1 Banditron's distribution,
+        restricted to ``allowed`` minus ``excluded`` and renormalised when given)."""
         top = self.predict_set(X)
         p_in, p_out = self.inclusion_probabilities()
         out = np.full((top.shape[0], self.n_classes), p_out)
         np.put_along_axis(out, top, p_in, axis=1)
-        return out
+        return self._restrict_probabilities(out, self._mask(allowed, excluded, out.shape[0]))
 
     def learn(self, X, actions, feedback, propensities) -> "MCDBF":
         """Update from logged rows in order: the proposed set, 0/1 feedback, the set's probability Z."""
@@ -194,11 +209,14 @@ class MCDBF(LoggedLearning, SetPredictor):
         propensities = self._check_propensities(propensities, n)
         tau1, tau2 = self._taus()
         h0, h1 = self._h()
-        mcdbf_learn(self.W_, *kernel_view(X), int(self.m), tau1, tau2, h0, h1, sets, feedback, propensities)
+        m = int(self.m)
+        r0, r1 = self._label_rates()
+        self._guarded(n, lambda lo, hi: mcdbf_learn(self.W_, *kernel_view(row_range(X, lo, hi)), m, tau1, tau2, h0,
+                                                    h1, sets[lo:hi], feedback[lo:hi], propensities[lo:hi], r0, r1))
         return self
 
     def _simulate_chunk(self, X, y, order, u_learner, feedback, u_feedback, mistakes, extras=None):
-        code, rho0, rho1, _ = feedback._kernel_args(self.n_classes)
+        code, rho0, rho1 = kernel_feedback(feedback, self.n_classes)
         if code != CODE_DILUTED:
             raise TypeError(f"MCDBF learns from diluted (set) feedback; got {feedback!r}.")
         if feedback.m != self.m:
@@ -206,4 +224,5 @@ class MCDBF(LoggedLearning, SetPredictor):
         tau1, tau2 = self._taus()
         h0, h1 = self._h()
         mcdbf_simulate(self.W_, *kernel_view(X), y, order, int(self.m), float(self.gamma), tau1, tau2, h0, h1,
-                       rho0, rho1, u_learner, u_feedback, mistakes, self._set_miss_out(extras, order.shape[0]))
+                       rho0, rho1, u_learner, u_feedback, mistakes, self._set_miss_out(extras, order.shape[0]),
+                       *self._label_rates())

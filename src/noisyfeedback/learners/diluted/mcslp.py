@@ -8,7 +8,7 @@ from ...base import Tags
 from ..._validation import Integer
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.diluted import mcslp_learn, mcslp_simulate
-from .._linear import kernel_view
+from .._linear import kernel_view, row_range
 from ._sets import SetPredictor
 
 
@@ -61,9 +61,10 @@ class MCSLP(SetPredictor):
         self.n_classes = n_classes
         self.m = m
 
-    def act(self, X):
-        """Greedy actions with propensity 1 (MC-SLP does not explore); see ``predict_set`` for Ŷ."""
-        actions = self.predict(X)
+    def act(self, X, allowed=None, excluded=None):
+        """Greedy actions with propensity 1 (MC-SLP does not explore); see ``predict_set`` for Ŷ. With
+        ``allowed``/``excluded`` the greedy label among the actions a row may take."""
+        actions = self.predict(X, allowed, excluded)
         return actions, np.ones(actions.shape[0])
 
     def learn(self, X, actions=None, feedback=None, propensities=None) -> "MCSLP":
@@ -72,7 +73,9 @@ class MCSLP(SetPredictor):
         if feedback is None:
             raise ValueError("MCSLP.learn needs feedback: the label of each row.")
         labels = self._check_actions(feedback, X.shape[0], name="feedback")
-        mcslp_learn(self.W_, *kernel_view(X), int(self.m), labels)
+        m = int(self.m)
+        self._guarded(X.shape[0], lambda lo, hi: mcslp_learn(self.W_, *kernel_view(row_range(X, lo, hi)), m,
+                                                             labels[lo:hi]))
         return self
 
     def partial_fit(self, X, y, classes=None) -> "MCSLP":

@@ -1,0 +1,442 @@
+"""Shared machinery of the catalogue learners (CatalogueSquareCB, CatalogueEpsilonGreedy).
+
+**Why classes of their own, not a mode of ``SquareCB``.** The index learners' contract is a fixed K and
+a row x per round (``act(X)`` → labels 0..K−1, state ``W_`` (K, d), the check suite's (X, y) problems,
+``nf.simulate(learner, X, y, ...)``). A catalogue round is a context plus a candidate list of any
+length whose members are described by features; the state is one weight vector over context × item
+features, not one row per label. A mode would put two data models behind every method of one class;
+separate classes keep both contracts plain and share the oracle and the policy formulas instead
+(``kernels/catalogue.py`` computes them in the index kernels' order, so one-hot candidates give the
+index learner's bits — tested).
+
+**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over unit-norm x̂, ẑ;
+``features="dense"`` stores M (d_c × d_a) as a bilinear form (no hashing), ``features="hashed"``
+hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. ``linear`` picks the
+linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
+intercepts under one-hot candidates) or "none".
+
+**Flipped clicks.** As for the index oracle: with flips that depend neither on the item nor on the
+context, E[f̃ | x, z] = ρ0 + (1 − ρ0 − ρ1)·P(click | x, z) is an increasing affine map of the clean
+click probability, so the regression ranks candidates as a clean one would; flips add variance.
+
+**Slots** (``n_slots = k > 1``): k distinct candidates by sequential sampling without replacement
+(slot 1 from the policy over all candidates, slot 2 over the rest, …; VW's CCB), each slot's
+conditional probability logged. Clicks follow a position-based model P(click at slot s) =
+c_s·r(x, z): slot s's regression predicts c_s·f(x, z), so f estimates r(x, z) at the first position
+and the examination of lower positions does not leak into the item scores. c_s is ``examination``
+(given, relative to slot 1) or estimated online: c_s = [(Σ f̃_s + 1)/(Σ f̂_s + 1)] / [(Σ f̃_1 + 1)/(Σ f̂_1 + 1)]
+with f̂ the model's score (clipped to [0, 1]) of the candidate placed at s (a ratio of observed to
+predicted clicks, which the position-blind item scores make identifiable under randomised placement).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..._state import Array
+from ..._validation import AnySeed, Integer, Interval, Options, check_memory, check_param
+from ...base import Learner, Tags, make_rng
+from ...catalogue import CandidateRounds, CandidateStream
+from ...hashing import HashedRows
+from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, MODE_HASHED, ORACLE_ADAGRAD,
+                                  ORACLE_NORMALIZED, ORACLE_RIDGE, cat_act, cat_learn, cat_simulate, cat_values,
+                                  inv_norms)
+
+_ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
+_LINEAR = {"all": LIN_CONTEXT | LIN_ITEM | LIN_BIAS, "item": LIN_ITEM, "none": 0}
+_NO_Q = np.ones((1, 1), np.int8)
+_EMPTY = np.zeros(0)
+
+
+def _with_norms(indptr, idx, val, ns) -> tuple:
+    inv = np.empty(indptr.shape[0] - 1)
+    inv_norms(indptr, val, inv)
+    return indptr, idx, val, ns, inv
+
+
+def _dense_view(X) -> tuple:
+    """(indptr, idx, val, ns, 1/‖row‖) of a dense or CSR matrix: each row's non-zeros in column order."""
+    M = X if sp.issparse(X) else sp.csr_matrix(X)
+    M = sp.csr_matrix(M, dtype=np.float64)
+    M.eliminate_zeros()
+    return _with_norms(M.indptr.astype(np.int64), M.indices.astype(np.int64), np.ascontiguousarray(M.data),
+                       np.zeros(M.indices.shape[0], np.int64))
+
+
+def _hashed_view(H: HashedRows) -> tuple:
+    return _with_norms(np.ascontiguousarray(H.indptr, np.int64), np.ascontiguousarray(H.hashes, np.int64),
+                       np.ascontiguousarray(H.values, np.float64), np.ascontiguousarray(H.ns, np.int64))
+
+
+def kernel_rounds(rounds: CandidateRounds, hashed: bool) -> tuple:
+    """(context view, item view, namespaces) of rounds for the kernels (kept on the rounds object)."""
+    cache = rounds.__dict__.setdefault("_kernel_views", {})
+    got = cache.get(hashed)
+    if got is None:
+        if hashed:
+            h = rounds.to_hashed()
+            got = (_hashed_view(h.context), _hashed_view(h.items), h.context.namespaces)
+        else:
+            got = (_dense_view(rounds.context), _dense_view(rounds.items), ())
+        cache[hashed] = got
+    return got
+
+
+class CatalogueOracle(Learner):
+    """Regression oracle over context × candidate features with a policy over each round's candidates.
+
+    Subclasses set ``_policy`` and implement ``_explore()`` -> (explore, gamma_exponent)."""
+
+    feedback_kind: ClassVar[str] = "catalogue"
+    #: family "catalogue": rounds of candidates (CandidateRounds), not (X, y); not yet served
+    _tags = Tags(family="catalogue", online=True)
+    _policy: ClassVar[int] = 0
+    _common_constraints: ClassVar[dict] = {
+        "learning_rate": Interval(0, None, closed="neither"),
+        "oracle": Options(("adagrad", "normalized", "ridge")),
+        "lam": Interval(0, None, closed="neither"),
+        "features": Options(("dense", "hashed")),
+        "bits": Integer(1, 30),
+        "linear": Options(("all", "item", "none")),
+        "n_slots": Integer(1),
+        "rho0": Interval(0, 1, closed="left"),
+        "rho1": Interval(0, 1, closed="left"),
+        "seed": AnySeed(),
+    }
+    _learned_state: ClassVar[dict] = {
+        "context_dim_": Integer(0),
+        "item_dim_": Integer(0),
+        "weights_": Array(lambda p: (2 ** p["bits"],) if p.get("features") == "hashed" else ("D",)),
+        "sum_sq_grad_": Array(lambda p: (2 ** p["bits"],) if p.get("features") == "hashed" else ("D",)),
+        "ridge_inverse_": Array(lambda p: ("D", "D") if p.get("oracle") == "ridge" else (0, 0)),
+        "n_updates_": Array((1,), dtype="int64"),
+        "exam_clicks_": Array(("n_slots",)),
+        "exam_scores_": Array(("n_slots",)),
+    }
+
+    # ------------------------------------------------------------ params
+    def _check_params(self) -> None:
+        name = type(self).__name__
+        if self.rho0 + self.rho1 >= 1:
+            raise ValueError(f"The 'rho0' and 'rho1' parameters of {name} must satisfy rho0 + rho1 < 1. "
+                             f"Got rho0={self.rho0!r}, rho1={self.rho1!r} instead.")
+        if self.oracle == "ridge" and self.features == "hashed":
+            raise ValueError(f"The 'oracle' parameter of {name} must be 'adagrad' or 'normalized' with "
+                             f"features='hashed' (ridge keeps a D×D matrix, D = 2^bits). Got 'ridge' instead.")
+        inter = self.interactions
+        if inter is not None:
+            ok = isinstance(inter, (tuple, list)) and all(isinstance(s, str) and len(s) == 2 for s in inter)
+            if not ok:
+                raise ValueError(f"The 'interactions' parameter of {name} must be None (every context namespace "
+                                 f"× every item namespace) or a tuple of two-letter strings as VW's -q ('ua': "
+                                 f"namespaces starting with 'u' × those starting with 'a'; ':' any). Got {inter!r} "
+                                 f"instead.")
+            if self.features != "hashed":
+                raise ValueError(f"The 'interactions' parameter of {name} selects namespaces of hashed features; "
+                                 f"with features='dense' it must be None. Got {inter!r} instead.")
+        ex = self.examination
+        if ex is not None:
+            arr = np.asarray(ex, dtype=np.float64) if isinstance(ex, (tuple, list, np.ndarray)) else None
+            if arr is None or arr.shape != (self.n_slots,) or not ((arr > 0) & (arr <= 1)).all():
+                raise ValueError(f"The 'examination' parameter of {name} must be None (estimated) or "
+                                 f"{self.n_slots} probabilities in (0, 1], one per slot. Got {ex!r} instead.")
+
+    def _explore(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    @property
+    def draws_per_round(self) -> int:
+        """Uniforms a round: one per slot."""
+        return int(self.n_slots)
+
+    # ------------------------------------------------------------- state
+    def _dims(self, rounds: CandidateRounds) -> tuple[int, int]:
+        if self.features == "hashed":
+            return 0, 0
+        if rounds.hashed:
+            raise TypeError(f"{type(self).__name__}(features='dense') takes numeric context and item arrays; "
+                            "these rounds hold hashed features (use features='hashed').")
+        return rounds.n_context_features, rounds.n_item_features
+
+    def _n_weights(self, d_c: int, d_a: int) -> int:
+        return 2 ** int(self.bits) if self.features == "hashed" else d_c * d_a + d_a + d_c + 1
+
+    def _init_state(self, rounds: CandidateRounds | None, seed_fallback=None, dims: tuple | None = None) -> None:
+        if not hasattr(self, "weights_"):
+            self._validate_params()
+            d_c, d_a = dims if dims is not None else self._dims(rounds)
+            D = self._n_weights(d_c, d_a)
+            check_memory(16.0 * D + (8.0 * D * D if self.oracle == "ridge" else 0.0),
+                         f"{type(self).__name__} weights ({D})")
+            self.context_dim_ = int(d_c)
+            self.item_dim_ = int(d_a)
+            self.weights_ = np.zeros(D)
+            self.sum_sq_grad_ = np.zeros(D)
+            self.ridge_inverse_ = (np.eye(D) / float(self.lam)) if self.oracle == "ridge" else np.zeros((0, 0))
+            self.n_updates_ = np.zeros(1, np.int64)
+            self.exam_clicks_ = np.zeros(int(self.n_slots))
+            self.exam_scores_ = np.zeros(int(self.n_slots))
+        if not hasattr(self, "rng_"):
+            seed = self.seed
+            self.rng_ = make_rng(seed if seed is not None else seed_fallback)
+
+    def _check_rounds(self, rounds, fitting: bool) -> CandidateRounds:
+        self._validate_params()
+        if isinstance(rounds, CandidateStream):
+            rounds = rounds.rounds
+        if not isinstance(rounds, CandidateRounds):
+            raise TypeError(f"{type(self).__name__} takes CandidateRounds (a context and a candidate list per "
+                            f"round); got {type(rounds).__name__}.")
+        d_c, d_a = self._dims(rounds)
+        if hasattr(self, "weights_") and self.features == "dense" and (d_c, d_a) != (self.context_dim_,
+                                                                                     self.item_dim_):
+            raise ValueError(f"these rounds have {d_c} context and {d_a} item features, but {type(self).__name__} "
+                             f"was fitted with {self.context_dim_} and {self.item_dim_}.")
+        if fitting:
+            self._init_state(rounds)
+        return rounds
+
+    def _state(self) -> tuple:
+        """Kernel arguments of the model; checks a loaded model's sizes against each other."""
+        D = self._n_weights(self.context_dim_, self.item_dim_)
+        if self.weights_.shape != (D,) or self.sum_sq_grad_.shape != (D,):
+            raise ValueError(f"{type(self).__name__}: weights_ has {self.weights_.shape[0]} entries; "
+                             f"context_dim_={self.context_dim_}, item_dim_={self.item_dim_} need {D}.")
+        want = (D, D) if self.oracle == "ridge" else (0, 0)
+        if self.ridge_inverse_.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
+            self.ridge_inverse_ = np.eye(D) / float(self.lam) if self.oracle == "ridge" else np.zeros((0, 0))
+        mode = MODE_HASHED if self.features == "hashed" else MODE_DENSE
+        return mode, _LINEAR[self.linear], self.context_dim_, self.item_dim_, (2 ** int(self.bits) - 1)
+
+    def _exam_given(self) -> np.ndarray:
+        return _EMPTY if self.examination is None else np.asarray(self.examination, dtype=np.float64)
+
+    def _q(self, namespaces: tuple) -> np.ndarray:
+        """Q[i, j] = 1 where context namespace i interacts with item namespace j (VW's -q on first letters)."""
+        if self.features != "hashed":
+            return _NO_Q
+        n = max(len(namespaces), 1)
+        if self.interactions is None:
+            return np.ones((n, n), np.int8)
+        Q = np.zeros((n, n), np.int8)
+        first = [ns[:1] for ns in namespaces]
+        for pair in self.interactions:
+            a, b = pair[0], pair[1]
+            for i, fa in enumerate(first):
+                for j, fb in enumerate(first):
+                    if (a == ":" or a == fa) and (b == ":" or b == fb):
+                        Q[i, j] = 1
+        return Q
+
+    def _views(self, rounds: CandidateRounds) -> tuple:
+        c, a, names = kernel_rounds(rounds, self.features == "hashed")
+        return c, a, self._q(names)
+
+    # ---------------------------------------------------------- inference
+    def decision_function(self, rounds) -> np.ndarray:
+        """The score f(x, z) of every candidate, flat (total,) aligned with the item rows; zeros before
+        learning. With flips it estimates ρ0 + (1−ρ0−ρ1)·P(click | x, z) (first position)."""
+        rounds = self._check_rounds(rounds, fitting=False)
+        out = np.zeros(rounds.n_candidates)
+        if hasattr(self, "weights_"):
+            mode, lin, d_c, d_a, mask = self._state()
+            c, a, Q = self._views(rounds)
+            cat_values(mode, lin, self.weights_, d_c, d_a, mask, Q, *c, *a, rounds.offsets, out)
+        return out
+
+    def predict(self, rounds) -> np.ndarray:
+        """Greedy choice: per round the position of the highest-scoring candidate (first on ties), (n,);
+        with n_slots = k > 1 the top k positions, (n, k) (−1 past the round's candidates)."""
+        rounds = self._check_rounds(rounds, fitting=False)
+        v = self.decision_function(rounds)
+        k = int(self.n_slots)
+        out = np.full((rounds.n_rounds, k), -1, np.int64)
+        for i in range(rounds.n_rounds):
+            s = v[rounds.candidates(i)]
+            order = np.argsort(-s, kind="stable")[:k]
+            out[i, :order.shape[0]] = order
+        return out[:, 0] if k == 1 else out
+
+    def _act(self, rounds, u: np.ndarray) -> tuple:
+        mode, lin, d_c, d_a, mask = self._state()
+        c, a, Q = self._views(rounds)
+        n, k = rounds.n_rounds, int(self.n_slots)
+        chosen = np.empty((n, k), np.int64)
+        probs = np.empty((n, k))
+        pis = np.empty(rounds.n_candidates)
+        explore, expo = self._explore()
+        cat_act(mode, lin, self.weights_, d_c, d_a, mask, Q, *c, *a, rounds.offsets, k, self._policy, explore, expo,
+                int(self.n_updates_[0]), u, chosen, probs, pis)
+        return chosen, probs, pis
+
+    def action_probabilities(self, rounds) -> np.ndarray:
+        """The distribution ``act`` draws the first slot from: per candidate, flat (total,) aligned with the
+        item rows (each round's entries sum to 1)."""
+        rounds = self._check_rounds(rounds, fitting=True)
+        return self._act(rounds, np.zeros(rounds.n_rounds * int(self.n_slots)))[2]
+
+    # -------------------------------------------------------- act / learn
+    def act(self, rounds) -> tuple[np.ndarray, np.ndarray]:
+        """Draw per round one candidate (positions in the round's list, (n,), and P(chosen), (n,)); with
+        n_slots = k > 1 k distinct candidates, (n, k), and each slot's conditional probability, (n, k)
+        (−1 and 1.0 past the round's candidates)."""
+        rounds = self._check_rounds(rounds, fitting=True)
+        u = self.rng_.random(rounds.n_rounds * int(self.n_slots))
+        chosen, probs, _ = self._act(rounds, u)
+        if self.n_slots == 1:
+            return chosen[:, 0].copy(), probs[:, 0].copy()
+        return chosen, probs
+
+    def _check_logged(self, rounds: CandidateRounds, actions, feedback, propensities) -> tuple:
+        n, k = rounds.n_rounds, int(self.n_slots)
+        a = np.asarray(actions)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integer positions in each round's candidate list; got dtype {a.dtype}.")
+        a = a.astype(np.int64).reshape(n, -1) if a.size == n * k else a
+        if a.shape != (n, k):
+            raise ValueError(f"actions must have shape ({n},) or ({n}, {k}) (n_slots={k}); got {np.shape(actions)}.")
+        sizes = rounds.sizes
+        bad = (a >= sizes[:, None]) | (a < -1) | ((a == -1) & (np.arange(k)[None, :] < sizes[:, None]))
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=1))[0])
+            raise ValueError(f"actions: row {row} has {a[row].tolist()}, outside its {int(sizes[row])} candidates.")
+        for s in range(1, k):  # distinct candidates on a page
+            dup = ((a[:, s:s + 1] == a[:, :s]) & (a[:, s:s + 1] >= 0)).any(axis=1)
+            if dup.any():
+                raise ValueError(f"actions: row {int(np.flatnonzero(dup)[0])} places a candidate in two slots.")
+        f = np.asarray(feedback)
+        if f.dtype != bool and f.dtype.kind not in "iu":
+            if f.dtype.kind == "f" and np.isin(f, (0.0, 1.0)).all():
+                f = f.astype(np.int64)
+            else:
+                raise TypeError(f"feedback must hold 0/1 integers or booleans; got dtype {f.dtype}.")
+        if f.size != n * k:
+            raise ValueError(f"feedback must have {n * k} entries ({n} rounds × {k} slots); got shape {f.shape}.")
+        f = f.astype(np.int64).reshape(n, k)
+        badf = (f != 0) & (f != 1)
+        if badf.any():
+            raise ValueError(f"feedback must be 0 or 1; row {int(np.flatnonzero(badf.any(axis=1))[0])} is not.")
+        p = np.asarray(propensities, dtype=np.float64) if propensities is not None else None
+        if p is None or p.size != n * k:
+            raise ValueError(f"propensities must have {n * k} entries (P of each logged choice).")
+        p = p.reshape(n, k)
+        badp = ~((p > 0) & (p <= 1))
+        if badp.any():
+            raise ValueError(f"propensities must be in (0, 1]; row {int(np.flatnonzero(badp.any(axis=1))[0])} "
+                             "is not.")
+        return np.ascontiguousarray(a), np.ascontiguousarray(f)
+
+    def learn(self, rounds, actions, feedback, propensities):
+        """Update from logged rounds in order: the chosen candidate(s) (positions), 0/1 clicks (per slot),
+        their propensities (checked; the regression oracle needs no importance weights). Returns self."""
+        rounds = self._check_rounds(rounds, fitting=True)
+        a, f = self._check_logged(rounds, actions, feedback, propensities)
+        mode, lin, d_c, d_a, mask = self._state()
+        c, av, Q = self._views(rounds)
+        cat_learn(mode, _ORACLES[self.oracle], lin, self.weights_, self.sum_sq_grad_, self.ridge_inverse_,
+                  self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_, d_c, d_a, mask, Q, *c,
+                  *av, rounds.offsets, a, f, float(self.learning_rate))
+        return self
+
+    def fit_logged(self, rounds, actions, rewards, propensities):
+        """Train from scratch on logged rounds (discards learned state, then :meth:`learn`). Returns self."""
+        self._reset()
+        return self.learn(rounds, actions, rewards, propensities)
+
+    def examination_estimates(self) -> np.ndarray:
+        """The examination factors c_s in use (given, or the current estimates), relative to slot 1."""
+        from ...kernels.catalogue import exam_factor
+        return np.array([exam_factor(s, self._exam_given(), self.exam_clicks_, self.exam_scores_)
+                         for s in range(int(self.n_slots))])
+
+    # ----------------------------------------------------------- simulate
+    def _simulate_stream(self, stream, feedback, n_rounds, seed, checkpoints, progress):
+        """``nf.simulate`` on a candidate stream: :func:`simulate_catalogue`."""
+        return simulate_catalogue(self, stream, feedback, n_rounds, seed, checkpoints, progress)
+
+    def _simulate_chunk(self, rounds: CandidateRounds, stream: CandidateStream, rows, u_learner, rho0, rho1,
+                        u_flip, u_click, mistakes, regret, clicks) -> None:
+        mode, lin, d_c, d_a, mask = self._state()
+        c, a, Q = self._views(rounds)
+        explore, expo = self._explore()
+        k = int(self.n_slots)
+        cat_simulate(mode, _ORACLES[self.oracle], self._policy, lin, self.weights_, self.sum_sq_grad_,
+                     self.ridge_inverse_, self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_,
+                     d_c, d_a, mask, Q, *c, *a, rounds.offsets, rows, stream.rewards, stream.examination_for(k), k,
+                     explore, expo, float(self.learning_rate), rho0, rho1, u_learner, u_flip, u_click, mistakes,
+                     regret, clicks)
+
+
+def simulate_catalogue(learner: CatalogueOracle, stream: CandidateStream, feedback=None, n_rounds: int | None = None,
+                       seed=None, checkpoints=100, progress=None):
+    """Run ``n_rounds`` rounds of act → clicks → learn on a :class:`CandidateStream` (rounds in order, again
+    from the first after the last) and return a :class:`~noisyfeedback.simulate.Trace`.
+
+    Randomness (``SeedSequence(seed).spawn(4)``, the first three as :func:`nf.simulate`): [1] the flips
+    (one uniform a slot), [2] the learner's stream when its seed is None (one uniform a slot), [3] the
+    clean clicks (one uniform a slot: click = 1[u < examination[slot]·rewards[item]]); [0] is unused
+    (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` (None:
+    clean). The compiled loop equals the plain-Python loop act → clicks → learn bit for bit (tested).
+
+    Trace: ``mistakes``/``error_rate`` count rounds whose greedy page is worth less than the best page
+    (clean); ``metrics``: ``regret_rate`` (mean clean regret of the played page: the best page's expected
+    clicks − the played page's), ``regret_curve``, ``clicks_rate`` (mean clean expected clicks per page).
+    """
+    from ...feedback import NoisyBandit
+    from ...simulate import Trace, _checkpoint_array
+
+    if not isinstance(learner, CatalogueOracle):
+        raise TypeError(f"learner must be a catalogue learner; got {type(learner).__name__}.")
+    if not isinstance(stream, CandidateStream):
+        raise TypeError(f"a catalogue simulation takes a CandidateStream; got {type(stream).__name__}.")
+    feedback = NoisyBandit(0.0, 0.0) if feedback is None else feedback
+    if type(feedback) is not NoisyBandit:
+        raise TypeError(f"{type(learner).__name__} learns from clicks: NoisyBandit(rho0, rho1) feedback; got "
+                        f"{feedback!r}.")
+    rho0, rho1 = float(np.asarray(feedback.rho0).ravel()[0]), float(np.asarray(feedback.rho1).ravel()[0])
+    check_param("n_rounds", n_rounds, Integer(1), "simulate")
+    check_param("seed", seed, AnySeed(), "simulate")
+    rounds = learner._check_rounds(stream.rounds, fitting=False)
+    k = int(learner.n_slots)
+    stream.examination_for(k)
+    cps = _checkpoint_array(checkpoints, n_rounds)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    _, s_flip, s_learner, s_click = ss.spawn(4)
+    rng_flip = np.random.Generator(np.random.PCG64(s_flip))
+    rng_click = np.random.Generator(np.random.PCG64(s_click))
+    learner._init_state(rounds, s_learner)
+    mistakes = np.empty(n_rounds, np.int8)
+    regret = np.empty(n_rounds)
+    clicks = np.empty(n_rounds)
+    z = np.zeros(0)
+    learner._simulate_chunk(rounds, stream, np.zeros(0, np.int64), z, rho0, rho1, z, z, mistakes[:0], regret[:0],
+                            clicks[:0])  # compile on zero rounds
+    from ...simulate import CHUNK_ROUNDS
+
+    start = time.perf_counter()
+    done = 0
+    n = rounds.n_rounds
+    while done < n_rounds:
+        m = min(CHUNK_ROUNDS, n_rounds - done)
+        rows = np.arange(done, done + m, dtype=np.int64) % n
+        u_learner = learner.rng_.random(m * k)
+        u_flip = rng_flip.random(m * k)
+        u_click = rng_click.random(m * k)
+        learner._simulate_chunk(rounds, stream, rows, u_learner, rho0, rho1, u_flip, u_click,
+                                mistakes[done:done + m], regret[done:done + m], clicks[done:done + m])
+        done += m
+        if progress is not None:
+            progress(done)
+    wall = time.perf_counter() - start
+    cum = np.cumsum(mistakes, dtype=np.int64)
+    creg = np.cumsum(regret)
+    return Trace(learner=repr(learner), feedback=repr(feedback), n_rounds=int(n_rounds),
+                 seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
+                 mistakes=int(cum[-1]), error_rate=float(cum[-1] / n_rounds), checkpoints=cps,
+                 curve=cum[cps - 1] / cps, wall_time=wall,
+                 metrics={"regret_rate": float(creg[-1] / n_rounds), "regret_curve": creg[cps - 1] / cps,
+                          "clicks_rate": float(clicks.mean())})

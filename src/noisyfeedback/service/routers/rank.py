@@ -1,0 +1,54 @@
+"""The routes of a ``rank`` key (an ``admin`` key may call them too): ``POST /rank``, ``POST /reward``,
+``GET /apprentice``, ``GET /metrics``; and ``GET /health``, which needs no key.
+
+``/rank`` and ``/reward`` read their body as bytes and validate it in one step
+(:func:`~noisyfeedback.service.schemas.parse_body`), the fast path of the hot routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse
+
+from ..dependencies import EngineDep, RankKey
+from ..schemas import RankRequest, RankResponse, RewardRequest, RewardResponse, parse_body
+from ._common import json_response, raw_body
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+REWARD_LINK = {"Reward": {"operationId": "reward", "description": "Report the reward of the ranked event.",
+                          "requestBody": {"event_id": "$response.body#/event_id", "reward": 1}}}
+
+
+@router.post("/rank", response_model=RankResponse, summary="Choose an action for a context", operation_id="rank",
+             openapi_extra=raw_body(RankRequest, REWARD_LINK))
+async def rank(request: Request, engine: EngineDep, role: RankKey):
+    body = parse_body(RankRequest, await request.body())
+    return json_response(await engine.rank(body.context, body.event_id, body.allowed_actions, body.default_action))
+
+
+@router.post("/reward", response_model=RewardResponse, summary="Report the reward of a ranked event",
+             operation_id="reward", openapi_extra=raw_body(RewardRequest))
+async def reward(request: Request, engine: EngineDep, role: RankKey):
+    body = parse_body(RewardRequest, await request.body())
+    return json_response(await engine.reward(body.event_id, body.reward, body.timestamp))
+
+
+@router.get("/health", summary="Liveness and the model's version (no key)", operation_id="health")
+async def health(engine: EngineDep):
+    return json_response({"status": "ok" if engine.healthy else "log unavailable",
+                          "model_version": engine.model_version, "events": int(engine.stats["events"]),
+                          "rewards": int(engine.stats["rewards"]), "mode": engine.mode,
+                          "learner": engine.conf["class"]}, 200 if engine.healthy else 503)
+
+
+@router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus text format", operation_id="metrics")
+async def metrics(request: Request, engine: EngineDep, role: RankKey):
+    return PlainTextResponse(request.app.state.metrics.render(engine), media_type="text/plain; version=0.0.4")
+
+
+@router.get("/apprentice", summary="Apprentice mode: agreement with the application and the rewards of both",
+            operation_id="apprentice")
+async def apprentice(engine: EngineDep, role: RankKey):
+    return json_response(engine.apprentice_report())

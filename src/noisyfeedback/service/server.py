@@ -1,0 +1,60 @@
+"""Running the app under uvicorn with the header limit enforced while the headers are read.
+
+The app checks the size of the request line and headers too (431), but only once the HTTP parser has
+read them whole; here the connection counts the bytes of a request's head as they arrive and answers
+431 (then closes) as soon as they pass the limit, so a huge header is never buffered and never stalls
+the event loop.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+__all__ = ["limited_protocol", "run"]
+
+
+def limited_protocol(max_header: int):
+    """uvicorn's httptools protocol with a limit on the bytes read before the headers are complete
+    (None when httptools is absent: uvicorn's h11 protocol then takes the limit as an option)."""
+    try:
+        import httptools  # noqa: F401
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return None
+
+    body = orjson.dumps({"detail": f"request line and headers larger than {max_header} bytes.",
+                         "field": "headers"})
+    refusal = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+               b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
+
+    class LimitedHttpToolsProtocol(HttpToolsProtocol):
+        _nf_head_done = False
+        _nf_head_bytes = 0
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._nf_head_done, self._nf_head_bytes = False, 0
+
+        def on_headers_complete(self) -> None:
+            self._nf_head_done = True
+            super().on_headers_complete()
+
+        def data_received(self, data: bytes) -> None:
+            if self.transport.is_closing():
+                return
+            super().data_received(data)
+            if not self._nf_head_done:
+                self._nf_head_bytes += len(data)
+                if self._nf_head_bytes > max_header:
+                    self.transport.write(refusal)
+                    self.transport.close()
+
+    return LimitedHttpToolsProtocol
+
+
+def run(app, host: str, port: int, max_header: int) -> None:
+    import uvicorn
+
+    protocol = limited_protocol(max_header)
+    extra = {"http": protocol} if protocol is not None else {"http": "h11", "h11_max_incomplete_event_size": max_header}
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, workers=1, **extra)

@@ -1,0 +1,85 @@
+"""Slow, obvious reference twins of the catalogue kernels (kernels/catalogue.py): the feature vector φ(x, z)
+built explicitly, scores as θ·φ, the oracle step on φ, the policy and the slot sampler, one round at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from noisyfeedback.hashing import CONSTANT_HASH, FNV_PRIME
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    n = np.sqrt(np.sum(v * v))
+    return v / n if n > 0 else v
+
+
+def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all") -> np.ndarray:
+    """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says."""
+    xh, zh = unit(x), unit(z)
+    parts = [np.outer(xh, zh).ravel(), zh if lin in ("all", "item") else 0 * zh,
+             xh if lin == "all" else 0 * xh, np.array([1.0 if lin == "all" else 0.0])]
+    return np.concatenate(parts)
+
+
+def phi_hashed(ctx, item, bits: int, Q=None, lin: str = "all") -> np.ndarray:
+    """ctx, item: lists of (full hash, value, namespace id); the hashed φ in a dense 2^bits vector."""
+    D = 1 << bits
+    mask = D - 1
+    out = np.zeros(D)
+    nx = np.sqrt(sum(v * v for _, v, _ in ctx)) or 1.0
+    nz = np.sqrt(sum(v * v for _, v, _ in item)) or 1.0
+    for h1, v1, n1 in ctx:
+        for h2, v2, n2 in item:
+            if Q is None or Q[n1, n2]:
+                out[((h1 * FNV_PRIME) ^ h2) & mask] += (v1 / nx) * (v2 / nz)
+    if lin in ("all", "item"):
+        for h2, v2, _ in item:
+            out[h2 & mask] += v2 / nz
+    if lin == "all":
+        for h1, v1, _ in ctx:
+            out[h1 & mask] += v1 / nx
+        out[CONSTANT_HASH & mask] += 1.0
+    return out
+
+
+def igw(v: np.ndarray, gamma: float) -> np.ndarray:
+    n = v.shape[0]
+    best = int(np.argmax(v))
+    p = 1.0 / (n + gamma * (v[best] - v))
+    p[best] = 0.0
+    p[best] = 1.0 - p.sum()
+    return p
+
+
+def epsilon_greedy(v: np.ndarray, eps: float) -> np.ndarray:
+    p = np.full(v.shape[0], eps / v.shape[0])
+    p[int(np.argmax(v))] += 1.0 - eps
+    return p
+
+
+def slots(v: np.ndarray, k: int, us, dist) -> tuple[list[int], list[float]]:
+    """Sequential sampling without replacement: slot s from dist(scores of the free candidates)."""
+    free = list(range(v.shape[0]))
+    chosen, probs = [], []
+    for s in range(min(k, v.shape[0])):
+        p = dist(v[free])
+        j = int(min(np.searchsorted(np.cumsum(p), us[s], side="right"), len(free) - 1))
+        chosen.append(free[j])
+        probs.append(float(p[j]))
+        free.pop(j)
+    return chosen, probs
+
+
+def adagrad_step(theta, G, phi, e, lr):
+    """θ_k += lr·g/√G_k, G_k += g², g = e·φ_k on φ's non-zero coordinates."""
+    theta, G = theta.copy(), G.copy()
+    nz = phi != 0
+    g = e * phi[nz]
+    G[nz] += g * g
+    theta[nz] += lr * g / np.sqrt(G[nz])
+    return theta, G
+
+
+def ridge_solution(Phi: np.ndarray, f: np.ndarray, lam: float) -> np.ndarray:
+    D = Phi.shape[1]
+    return np.linalg.solve(lam * np.eye(D) + Phi.T @ Phi, Phi.T @ f)
