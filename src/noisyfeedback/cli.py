@@ -172,7 +172,13 @@ def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], 
         raise CLIError(f"{learner_cls.__name__} learns from {wanted!r} feedback, which {cls.__name__} does not "
                        f"give; use --feedback {' or '.join(fits) or '(none registered)'}.")
     fparams = list(registry.channel_params(cls))
-    shared = {k: v for k, v in learner_params.items() if k in fparams and k not in _COMMON and k not in params}
+    # the set size m means the same to the learner and the channel: the learner's default (2) is passed on too
+    import inspect
+
+    defaults = {k: p.default for k, p in inspect.signature(learner_cls.__init__).parameters.items()
+                if k == "m" and p.default is not p.empty}
+    shared = {k: v for k, v in {**defaults, **learner_params}.items()
+              if k in fparams and k not in _COMMON and k not in params}
     params = _with_common(fparams, common, {**DEFAULT_FEEDBACK_PARAMS.get(cls.__name__, {}), **shared, **params})
     try:
         return registry.build_channel(cls, n_classes, **params)

@@ -267,8 +267,9 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         "label_issues_": Array((None,), "int64"),
         "pruned_confusion_": Array(("n_labels", "n_labels")),
     }
-    #: diagnostics of some fits (Cs=, confusion="estimate") and DataFrame column names
-    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_", "cv_losses_", "estimate_C_"})
+    #: diagnostics of some fits (Cs=, confusion="estimate", prune=True) and DataFrame column names
+    _optional_state: ClassVar[Any] = frozenset({"feature_names_in_", "cv_losses_", "estimate_C_", "label_issues_",
+                                                "pruned_confusion_"})
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "correction": Options(_CORRECTIONS),
         "C": Interval(0, None, closed="neither"),
