@@ -223,7 +223,7 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
     X, y = digits_shuffled
     stream = multiclass_candidates(X, y, n_classes=10)
     ch = nf.feedback.NoisyBandit(0.2, 0.3)
-    idx = index_cls(10, seed=5, **extra)
+    idx = index_cls(10, oracle="adagrad", seed=5, **extra)  # the catalogue learner's default oracle
     ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
     cat = cat_cls(linear="item", seed=5, **extra)
     tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
@@ -240,7 +240,7 @@ def test_one_hot_candidates_make_the_same_choices(digits_shuffled):
     X, y = digits_shuffled
     X, y = X[:400], y[:400]
     stream = multiclass_candidates(X, y, n_classes=10)
-    idx, cat = nf.SquareCB(10, seed=3), CatalogueSquareCB(linear="item", seed=3)
+    idx, cat = nf.SquareCB(10, oracle="adagrad", seed=3), CatalogueSquareCB(linear="item", seed=3)
     rng = np.random.default_rng(0)
     for t in range(X.shape[0]):
         a_i, p_i = idx.act(X[t:t + 1])

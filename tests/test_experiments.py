@@ -447,7 +447,6 @@ def test_literal_matrices_symmetric_noise_and_required_parameters(tmp_path):
                learners=[{"name": "Perceptron"}])
     with pytest.raises(ConfigError, match=r"channels\[0\]\.params"):
         validate_config(bad)
-    needs = tiny(channels=["full"], learners=[{"name": "MCSLP"}])
-    if "mcslp" in {n.lower() for n in __import__("noisyfeedback").__all__}:
-        with pytest.raises(ConfigError, match=r"learners\[0\]\.params: MCSLP needs m"):
-            validate_config(needs)
+    # every learner builds from its defaults now (MCSLP's m = 2): nothing is required beyond the data's K
+    plan = validate_config(tiny(channels=["full"], learners=[{"name": "MCSLP"}]))
+    assert plan.units and all(u.learner.cls.__name__ == "MCSLP" for u in plan.units)

@@ -10,16 +10,17 @@ recommend run with their default parameters — nothing is tuned, so they need n
   channel of the main figure (m = 2, K//2, K−2), and, beyond the paper, with flips (0.1, 0.2).
 
 :func:`learner_entries` gives the experiment-config entries (``{"name", "params", "match_channel"}``,
-as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m (and ρ0, ρ1, which our
-learners only use for ``predict_proba``) into the learner. :func:`tasks` lists the runs as plain dicts.
+as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m into the learner, while ρ0 = ρ1 = 0:
+our learners are measured without knowing the flip rates (given them, they would explore and exploit on
+the corrected values). :func:`tasks` lists the runs as plain dicts.
 
->>> [e["name"] for e in learner_entries()]
-['SquareCB', 'EpsilonGreedy']
+>>> [(e["name"], e["params"]) for e in learner_entries()]
+[('SquareCB', {'rho0': 0.0, 'rho1': 0.0}), ('EpsilonGreedy', {'rho0': 0.0, 'rho1': 0.0})]
 >>> t = tasks("batra2021", n_classes=10)
 >>> sorted({d["channel"]["params"]["m"] for d in t})
 [2, 5, 8]
 >>> t[0]["learner"]
-{'name': 'SquareCB', 'params': {}, 'match_channel': True}
+{'name': 'SquareCB', 'params': {'rho0': 0.0, 'rho1': 0.0}, 'match_channel': True}
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ DILUTED_FLIPS = ((0.0, 0.0), (0.1, 0.2))
 
 
 def learner_entries() -> list[dict[str, Any]]:
-    """Experiment-config learner entries: default parameters, m / ρ0 / ρ1 from the channel."""
-    return [{"name": name, "params": {}, "match_channel": True} for name in RECOMMENDED]
+    """Experiment-config learner entries: default parameters, m from the channel, the flip rates unknown."""
+    return [{"name": name, "params": {"rho0": 0.0, "rho1": 0.0}, "match_channel": True} for name in RECOMMENDED]
 
 
 def _set_sizes(n_classes: int) -> list[int]:

@@ -132,8 +132,10 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _mutable_state = ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "ridge_inverse_", "n_updates_")
     #: model files saved before these attributes existed (an explicit oracle, known rates) still load: without
     #: oracle_ the oracle is the parameter; the rate attributes are needed only with rho0="estimate"
-    _optional_state = staticmethod(lambda p: ("oracle_",) if _estimating(p.get("rho0")) else
-                                   ("oracle_", "rate_estimates_", "rate_state_", "rate_buffer_"))
+    #: (a file saved with oracle="auto" always records the oracle it resolved to: there oracle_ is required)
+    _optional_state = staticmethod(lambda p: tuple(
+        a for a in ("oracle_", "rate_estimates_", "rate_state_", "rate_buffer_")
+        if (a != "oracle_" or p.get("oracle") != "auto") and (a == "oracle_" or not _estimating(p.get("rho0")))))
 
     #: rho0="estimate": no correction before this many rounds; then an estimate every RATE_EVERY rounds
     #: from the contexts of the last RATE_WINDOW rounds before it
