@@ -1,4 +1,4 @@
-"""WeightedRLS: recursive least squares weighting each round by 1/v_t (SPEC §10)."""
+"""WeightedRLS: recursive least squares weighting each round by 1/v_t."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def make_claims(df: pd.DataFrame, plan: dict, quick: bool) -> list[Claim]:
     n = len(probs)
     claims = []
 
-    # the target (SPEC §8): median ratio of EvilTeacherSVM below 1 for 20-40 % evil teachers
+    # the target: median ratio of EvilTeacherSVM below 1 for 20-40 % evil teachers
     worst = ets[lo_k].max(axis=1)
     ok = bool((worst < 1).all())
     claims.append(Claim(
