@@ -186,8 +186,8 @@ def vw_squarecb(stream, n_rounds: int, flips, seed: int, grid, workdir: Path, ct
 
 
 # --------------------------------------------------------------------------- ours and the index baseline
-def ours(stream, n_rounds: int, flips, seed: int) -> dict:
-    tr = nf.simulate(nf.CatalogueSquareCB(seed=seed), stream, None, nf.feedback.NoisyBandit(*flips),
+def ours(stream, n_rounds: int, flips, seed: int, **params) -> dict:
+    tr = nf.simulate(nf.CatalogueSquareCB(seed=seed, **params), stream, None, nf.feedback.NoisyBandit(*flips),
                      n_rounds=n_rounds, seed=seed)
     return {"regret": tr.metrics["regret_rate"], "greedy_error": tr.error_rate, "secs": tr.wall_time}
 
@@ -208,8 +208,9 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
              f"Mean clean regret per round of the played candidates, mean ± s.e. over seeds 0..{seeds - 1} "
              f"(stream and learners seeded alike). VW's configuration: best of {len(SQUARECB_GRID)} "
              f"(`-l` × `--gamma_scale`) on a separate stream (seed {TUNING_SEED}, {grid_rounds:,} rounds).", "",
-             "| flips (ρ0, ρ1) | CatalogueSquareCB (defaults) | index SquareCB (positions) | VW squarecb, best "
-             "| ours / index | ours / VW | VW grid (tuning seed) |", "|---|---|---|---|---|---|---|"]
+             "| flips (ρ0, ρ1) | CatalogueSquareCB (defaults) | ours, `item_norm=\"none\"` | index SquareCB "
+             "(positions) | VW squarecb, best | ours / index | ours / VW | ours `item_norm=\"none\"` / VW "
+             "| VW grid (tuning seed) |", "|---|---|---|---|---|---|---|---|---|"]
     vw = vw_available()
     for flips in flips_list:
         grid_txt, best_cfg = "", None
@@ -218,20 +219,22 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
             g = vw_squarecb(st, grid_rounds, flips, TUNING_SEED, SQUARECB_GRID, workdir)
             best_cfg = min(g, key=lambda k: g[k][0])
             grid_txt = "; ".join(f"{_label(k)} {v[0]:.4f}" for k, v in g.items())
-        o, ix, v = [], [], []
+        o, o2, ix, v = [], [], [], []
         for s in range(seeds):
             st = nf.datasets.ranking_stream(n_rounds=rounds, seed=s, examination=None)
             o.append(ours(st, rounds, flips, s)["regret"])
+            o2.append(ours(st, rounds, flips, s, item_norm="none")["regret"])
             ix.append(index_regret(st, rounds, flips, s))
             if vw:
                 v.append(vw_squarecb(st, rounds, flips, s, [best_cfg], workdir)[best_cfg][0])
-            print(f"  churn {flips} seed {s}: ours {o[-1]:.4f} index {ix[-1]:.4f} VW {v[-1] if v else '-'}",
+            print(f"  churn {flips} seed {s}: ours {o[-1]:.4f} / {o2[-1]:.4f} index {ix[-1]:.4f} VW {v[-1] if v else '-'}",
                   file=sys.stderr, flush=True)
-        mo, mi = mean_se(o), mean_se(ix)
+        mo, mo2, mi = mean_se(o), mean_se(o2), mean_se(ix)
         mv = mean_se(v) if v else None
-        lines.append(f"| {flips} | {fmt(mo)} | {fmt(mi)} | "
+        lines.append(f"| {flips} | {fmt(mo)} | {fmt(mo2)} | {fmt(mi)} | "
                      + (f"{fmt(mv)} ({_label(best_cfg)})" if mv else "VW not installed")
-                     + f" | {mo[0] / mi[0]:.3f} | " + (f"{mo[0] / mv[0]:.3f}" if mv else "") + f" | {grid_txt} |")
+                     + f" | {mo[0] / mi[0]:.3f} | " + (f"{mo[0] / mv[0]:.3f} | {mo2[0] / mv[0]:.3f}" if mv else " | ")
+                     + f" | {grid_txt} |")
     return "\n".join(lines) + "\n"
 
 

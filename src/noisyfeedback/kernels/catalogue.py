@@ -6,7 +6,8 @@ feature hash), ``val`` (float64, non-zeros), ``ns`` (int64 namespace ids; hashed
 candidates are the item rows ``offsets[i] .. offsets[i+1]``.
 
 **Model.** With x̂ = x/‖x‖ and ẑ = z/‖z‖ (each side scaled to unit norm, as the index oracle scales x:
-step sizes do not depend on the features' scale; a zero row stays zero), the score of candidate z in
+step sizes do not depend on the features' scale; a zero row stays zero; the item rows' factors 1/‖z‖ are
+what the caller passes: all 1 leave ẑ = z), the score of candidate z in
 context x is
 
     f(x, z) = Σ_{j,a} θ[k(j, a)]·x̂_j·ẑ_a  +  Σ_a θ[k(a)]·ẑ_a  +  Σ_j θ[k(j)]·x̂_j  +  θ[k(1)],
@@ -331,7 +332,8 @@ def adagrad_dense_rows(lin, theta, G, zc, d_c, d_a, c_idx, c_val, clo, chi, inv_
     """:func:`update`'s AdaGrad step in MODE_DENSE for an item row with every feature non-zero: the weights
     of one context feature's row of M are contiguous, so each row is one vectorisable run; the same
     φ values in the same order as :func:`features_of` ((x̂_j·ẑ_a)·c; ẑ_a·c; x̂_j·c; c — with c = 1 the
-    product by c is exact and left out)."""
+    product by c is exact and left out). ``zc``: a buffer of at least d_a + d_c + d_c·d_a (the kernels'
+    feature buffer is)."""
     for p in range(alo, ahi):
         zc[p - alo] = a_val[p] * inv_z
     full = c == 1.0 and chi - clo == d_c
