@@ -324,7 +324,7 @@ def write_ccb(path: Path, stream, rows, ctx, items, acts=None, probs=None, f=Non
             out = [f"ccb shared |s {ctx[i]}\n"]
             out += [f"ccb action |a {items[r]}\n" for r in range(off[i], off[i + 1])]
             for j in range(k):
-                lab = f"{acts[t, j]}:{-int(f[t, j])}:{probs[t, j]!r} " if acts is not None else ""
+                lab = f"{int(acts[t, j])}:{-int(f[t, j])}:{float(probs[t, j])!r} " if acts is not None else ""
                 out.append(f"ccb slot {lab}|\n")
             fh.write("".join(out) + "\n")
 

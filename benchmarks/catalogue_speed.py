@@ -41,6 +41,55 @@ def write_stream_adf(stream, path: str, actions: np.ndarray, costs: np.ndarray, 
     write_vw_adf(path, exs)
 
 
+def measure(rounds: int = 1_000_000, stream_rounds: int = 20_000, vw_rounds: int = 20_000) -> dict:
+    """Rounds/s (wall and per CPU-second, best of 3) of CatalogueSquareCB dense and hashed 2^18, and VW's
+    examples/s on the same stream as an ADF file (None without VW): what ``make bench`` reports."""
+    stream = nf.datasets.ranking_stream(n_rounds=stream_rounds, seed=0, examination=None)
+    ch = nf.feedback.NoisyBandit(0.0, 0.0)
+    out = {}
+    for key, mk in (("dense", lambda: nf.CatalogueSquareCB(seed=0)),
+                    ("hashed", lambda: nf.CatalogueSquareCB(features="hashed", bits=18, seed=0))):
+        nf.simulate(mk(), stream, None, ch, n_rounds=2000, seed=0)
+        walls, cpus = [], []
+        for _ in range(3):
+            c0 = time.process_time()
+            walls.append(nf.simulate(mk(), stream, None, ch, n_rounds=rounds, seed=0).wall_time)
+            cpus.append(time.process_time() - c0)
+        out[key] = (rounds / min(walls), rounds / min(cpus))
+    out["vw"] = vw_rate(stream, vw_rounds)
+    return out
+
+
+def vw_rate(stream, n_rounds: int):
+    """VW --cb_explore_adf --squarecb -q sa on the first n_rounds of the stream written as an ADF file
+    (uniformly logged actions): examples per wall-second, parsing included; None without VW."""
+    try:
+        import vowpalwabbit  # noqa: F401
+    except ImportError:
+        if not shutil.which("vw"):
+            return None
+    n = min(n_rounds, stream.n_rounds)
+    sub = stream.take(np.arange(n))
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 10, size=n)
+    clicks = rng.random(n) < sub.rewards[sub.rounds.offsets[:-1] + actions]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "stream.vw")
+        write_stream_adf(sub, path, actions, -clicks.astype(float), np.full(n, 0.1))
+        cmd = ["--cb_explore_adf", "--squarecb", "-q", "sa", "--quiet", "-d", path]
+        vw = shutil.which("vw")
+        t = time.perf_counter()
+        if vw:
+            subprocess.run([vw, *cmd], check=True)
+        else:
+            from vowpalwabbit import pyvw
+
+            ws = pyvw.Workspace(" ".join(cmd))
+            ws.run_parser()
+            ws.finish()
+        return n / (time.perf_counter() - t)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=1_000_000)
