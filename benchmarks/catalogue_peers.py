@@ -96,9 +96,7 @@ def run_vw(args: str) -> float:
     else:
         import vowpalwabbit
 
-        ws = vowpalwabbit.Workspace(args)
-        ws.run_parser()
-        ws.finish()
+        vowpalwabbit.Workspace(args).finish()  # with -d the package runs VW's own parser and learner loop
     return time.perf_counter() - t0
 
 

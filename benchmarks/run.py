@@ -393,7 +393,8 @@ def catalogue_rows(rounds: int, vw_rounds: int) -> list[dict]:
         if vw is None:
             row.update(peer="VW not installed")
         else:
-            row.update(peer="VW --cb_explore_adf --squarecb -q sa (ADF file, parse included)", peer_rate=vw)
+            row.update(peer="VW --cb_explore_adf --squarecb -q sa (ADF file, parse included)", peer_rate=vw[0])
+            row["detail"] += f"; VW {_rate(vw[1])} per CPU-second: ours {cpu / vw[1]:.1f}× per CPU-second"
         rows.append(row)
     return rows
 
