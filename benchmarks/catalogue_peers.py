@@ -202,6 +202,7 @@ def _label(cfg) -> str:
 
 # --------------------------------------------------------------------------- churn
 def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=((0.0, 0.0), (0.2, 0.3))) -> str:
+    grid_rounds = min(grid_rounds, rounds)
     lines = [f"### New items: the churn stream, {rounds:,} rounds", "",
              f"Mean clean regret per round of the played candidates, mean ± s.e. over seeds 0..{seeds - 1} "
              f"(stream and learners seeded alike). VW's configuration: best of {len(SQUARECB_GRID)} "

@@ -329,6 +329,7 @@ def main(argv=None) -> int:
     ap.add_argument("--catalogue-multiclass-rounds", type=int, default=20_000,
                     help="rounds of the multiclass candidate-list comparison (VW reads every candidate's copy "
                          "of the context: MNIST's file grows by ~1 MB a round)")
+    ap.add_argument("--catalogue-slot-rounds", type=int, default=50_000, help="rounds of the slots comparison")
     ap.add_argument("--catalogue-vw-rounds", type=int, default=20_000, help="rounds in VW's ADF file (speed)")
     ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
@@ -369,6 +370,7 @@ def main(argv=None) -> int:
             import catalogue_peers
 
             extra += "\n" + catalogue_peers.sections(args.data_dir, args.catalogue_rounds, args.catalogue_seeds,
+                                                     slot_rounds=args.catalogue_slot_rounds,
                                                      mc_rounds=args.catalogue_multiclass_rounds)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
