@@ -207,7 +207,7 @@ class CatalogueEngine(Engine):
     def _arrays(self, rows: list[tuple]):
         """(rounds, positions, clicks per slot, probabilities per slot) of logged rewards."""
         records = [decode_round(r[2]) for r in rows]
-        k = self.n_slots
+        k = int(records[0]["k"])  # the learner's slots (every event of a service has as many)
         actions = np.array([[int(a) for a in r[3].split(",")] for r in rows], dtype=np.int64).reshape(len(rows), k)
         feedback = np.zeros((len(rows), k), np.int64)
         for i, r in enumerate(rows):

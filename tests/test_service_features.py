@@ -1,0 +1,279 @@
+"""The decision service for actions described by features (``serve --action-features``), in-process.
+
+- Driven in order by :class:`noisyfeedback.client.Client` with the synthetic ranking stream (one slot and
+  three slots), the service's choices and weights equal ``nf.simulate`` of the same learner, bit for bit.
+- Recovery: a restart rebuilds, from the last snapshot and the log, the model that was serving.
+- Excluded actions, deferred activation (never activated: never learned, counted), idempotent event ids
+  and the client's retries, and the refusals (422 naming the field, 404, 409).
+"""
+
+import sqlite3
+import warnings
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+import noisyfeedback as nf  # noqa: E402
+from noisyfeedback.client import Client, ServiceRefused  # noqa: E402
+from noisyfeedback.datasets import ranking_stream  # noqa: E402
+from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
+from noisyfeedback.service.auth import create_key  # noqa: E402
+
+
+def service(tmp_path, name="s.db", **kw):
+    cfg = ServiceConfig(db=tmp_path / name, learner=kw.pop("learner", "SquareCB"), action_features=True,
+                        synchronous="NORMAL", **kw)
+    app = create_app(cfg)
+    return cfg, app, create_key(cfg.db, "admin")
+
+
+def round_request(stream, i):
+    """Round i of a numeric stream as the JSON an application sends: the context in namespace "s", each
+    candidate's features in namespace "a" (feature j is named "j"; zeros left out, as the learners'
+    hashing of numeric columns does)."""
+    rd = stream.rounds
+    ctx = rd.context[i]
+    lo, hi = rd.offsets[i], rd.offsets[i + 1]
+    actions = [{"id": str(rd.item_ids[r]), "features": [{"a": {str(j): float(v) for j, v in enumerate(rd.items[r])
+                                                                 if v != 0.0}}]} for r in range(lo, hi)]
+    return [{"s": {str(j): float(v) for j, v in enumerate(ctx) if v != 0.0}}], actions
+
+
+def ref_flip(f, u, rho0, rho1):
+    if f == 1:
+        return 0 if u < rho1 else 1
+    return 1 if u < rho0 else 0
+
+
+@pytest.mark.parametrize("k", [1, 3], ids=["one-slot", "multislot"])
+def test_acceptance_driven_in_order_equals_simulate(tmp_path, k):
+    rho0, rho1, n, seed = 0.1, 0.2, 160, 11
+    stream = ranking_stream(n_rounds=120, context_dim=5, item_dim=4, n_candidates=5, seed=2)
+    channel = nf.feedback.NoisyBandit(rho0, rho1)
+    params = {"seed": 4, "n_slots": k}
+    sim = nf.CatalogueSquareCB(features="hashed", bits=12, **params)
+    nf.simulate(sim, stream, None, channel, n_rounds=n, seed=seed)
+
+    cfg, app, key = service(tmp_path, bits=12, params=params)
+    _, s_flip, _, s_click = np.random.SeedSequence(seed).spawn(4)
+    rng_flip = np.random.Generator(np.random.PCG64(s_flip))
+    rng_click = np.random.Generator(np.random.PCG64(s_click))
+    exam = stream.examination_for(k)
+    slots = [f"slot{j}" for j in range(k)]
+    with TestClient(app) as http:
+        client = Client("http://testserver", key, session=http)
+        for t in range(n):
+            i = t % stream.n_rounds
+            ctx, actions = round_request(stream, i)
+            ids = [a["id"] for a in actions]
+            if k == 1:
+                ans = client.rank(ctx, actions)
+                chosen = [ans["action"]]
+                assert ans["ranking"][0]["id"] == ans["action"]
+                assert sum(r["probability"] for r in ans["ranking"]) == pytest.approx(1.0)
+            else:
+                ans = client.rank_multislot(ctx, actions, slots)
+                chosen = [s["action"] for s in ans["slots"]]
+            uc, uf = rng_click.random(k), rng_flip.random(k)
+            clicks = {}
+            for j, a in enumerate(chosen):
+                pos = ids.index(a)
+                clean = int(uc[j] < exam[j] * stream.rewards[stream.rounds.offsets[i] + pos])
+                clicks[slots[j]] = ref_flip(clean, uf[j], rho0, rho1)
+            if k == 1:
+                r = client.reward(ans["event_id"], clicks[slots[0]])
+            else:
+                r = client.reward_slots(ans["event_id"], clicks)
+            assert r["status"] == "accepted" and r["model_version"] == t + 1
+        snap = client._post("/snapshot")
+    served = nf.load(snap["path"])
+    for name in ("weights_", "sum_sq_grad_", "n_updates_", "exam_clicks_", "exam_scores_"):
+        np.testing.assert_array_equal(getattr(served, name), getattr(sim, name), err_msg=name)  # bit for bit
+    assert served.rng_.bit_generator.state == sim.rng_.bit_generator.state
+
+    # a restart rebuilds the same model from the log alone (snapshot 0, every draw, every reward)
+    con = sqlite3.connect(cfg.db)
+    con.execute("DELETE FROM snapshots WHERE reward_seq > 0")
+    con.commit()
+    con.close()
+    app2 = create_app(ServiceConfig(db=cfg.db, synchronous="NORMAL"))
+    rebuilt = app2.state.engine.learner
+    np.testing.assert_array_equal(rebuilt.weights_, sim.weights_)
+    np.testing.assert_array_equal(rebuilt.exam_clicks_, sim.exam_clicks_)
+    assert rebuilt.rng_.bit_generator.state == sim.rng_.bit_generator.state
+
+
+NEWS = {"contextFeatures": [{"timeOfDay": "Morning"}], "actions": [
+    {"id": "NewsArticle", "features": [{"type": "News"}]},
+    {"id": "SportsArticle", "features": [{"type": "Sports"}]},
+    {"id": "EntertainmentArticle", "features": [{"type": "Entertainment"}]}]}
+
+
+def test_excluded_deferred_and_never_activated_events(tmp_path):
+    cfg, app, key = service(tmp_path, params={"seed": 0})
+    h = {"Authorization": f"Bearer {key}"}
+    ctx, actions = [{"user": {"age": 30, "country": "fr"}}], [{"id": a["id"], "features": a["features"]}
+                                                              for a in NEWS["actions"]]
+    with TestClient(app) as c:
+        r = c.post("/rank", json={"context_features": ctx, "actions": actions, "excluded_actions": ["SportsArticle"]},
+                   headers=h).json()
+        assert r["action"] != "SportsArticle"
+        assert {x["id"]: x["probability"] for x in r["ranking"]}["SportsArticle"] == 0.0
+        assert [x["id"] for x in r["ranking"]][-1] == "SportsArticle" and len(r["ranking"]) == 3
+        # deferred: its reward is refused until it is activated; never activated: never learned, counted
+        d1 = c.post("/rank", json={"context_features": ctx, "actions": actions, "event_id": "d1",
+                                   "defer_activation": True}, headers=h).json()
+        assert d1["deferred"] is True
+        c.post("/rank", json={"context_features": ctx, "actions": actions, "event_id": "d2",
+                              "defer_activation": True}, headers=h)
+        before = app.state.engine.model_version
+        bad = c.post("/reward", json={"event_id": "d1", "reward": 1}, headers=h)
+        assert bad.status_code == 409 and bad.json()["field"] == "event_id" and "activate" in bad.json()["detail"]
+        assert app.state.engine.model_version == before
+        assert c.post("/events/d1/activate", headers=h).json()["status"] == "activated"
+        assert c.post("/events/d1/activate", headers=h).json()["status"] == "duplicate"
+        assert c.post("/events/nope/activate", headers=h).status_code == 404
+        assert c.post("/reward", json={"event_id": "d1", "reward": 1}, headers=h).json()["status"] == "accepted"
+        assert app.state.engine.model_version == before + 1
+        metrics = c.get("/metrics", headers=h).text
+        assert "nf_deferred_events_total 2.0" in metrics and "nf_deferred_not_activated 1.0" in metrics
+        con = sqlite3.connect(cfg.db)
+        learned = {e for (e,) in con.execute("SELECT event_id FROM rewards")}
+        con.close()
+        assert "d2" not in learned and "d1" in learned
+    # the counts survive a restart
+    app2 = create_app(ServiceConfig(db=cfg.db, synchronous="NORMAL"))
+    assert app2.state.engine.stats["deferred_pending"] == 1
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"actions": []}, "actions"),
+    ({"actions": [{"id": "a"}, {"id": "a"}]}, "actions"),
+    ({"actions": [{"id": "a"}], "excluded_actions": ["a"]}, "excluded_actions"),
+    ({"actions": [{"id": "é"}]}, "actions"),
+    ({"actions": [{"id": "a", "features": [{"x": {"y": {"z": {"w": 1}}}}]}]}, "actions"),
+    (b'{"actions": [{"id": "a"}], "context_features": [{"x": 1e400}]}', "context_features"),
+    (b'{"actions": [{"id": "a"}], "context_features": [{"x": NaN}]}', "context_features"),
+    ({"actions": [{"id": "a"}], "event_id": "has space"}, "event_id"),
+    ({"actions": [{"id": str(i)} for i in range(51)]}, "actions"),
+    ({"actions": [{"id": "a"}], "context": [1.0]}, "context"),
+])
+def test_bad_feature_requests_get_422_naming_the_field_and_log_nothing(tmp_path, body, field):
+    cfg, app, key = service(tmp_path, params={"seed": 0})
+    with TestClient(app) as c:
+        h = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        r = c.post("/rank", content=body, headers=h) if isinstance(body, bytes) else c.post("/rank", json=body, headers=h)
+        assert r.status_code == 422, r.text
+        assert field in ".".join(map(str, r.json()["detail"][0]["loc"])), r.text
+        assert app.state.engine.stats["events"] == 0
+
+
+def test_multislot_refusals_and_rewards_per_slot(tmp_path):
+    cfg, app, key = service(tmp_path, params={"seed": 0, "n_slots": 2})
+    h = {"Authorization": f"Bearer {key}"}
+    actions = [{"id": a["id"], "features": a["features"]} for a in NEWS["actions"]]
+    with TestClient(app) as c:
+        one = c.post("/rank", json={"actions": actions}, headers=h)
+        assert one.status_code == 422 and "multislot" in one.text
+        three = c.post("/rank/multislot", json={"actions": actions, "slots": [{"id": "a"}, {"id": "b"}, {"id": "c"}]},
+                       headers=h)
+        assert three.status_code == 422 and three.json()["detail"][0]["loc"][1] == "slots"
+        base = c.post("/rank/multislot", json={"actions": actions, "slots": [{"id": "a", "baseline_action": "x"},
+                                                                              {"id": "b"}]}, headers=h)
+        assert base.status_code == 422 and "baseline" in base.text
+        ans = c.post("/rank/multislot", json={"actions": actions, "slots": [
+            {"id": "top", "features": [{"size": "large"}], "baseline_action": "NewsArticle"}, {"id": "side"}],
+            "event_id": "m1"}, headers=h).json()
+        assert [s["id"] for s in ans["slots"]] == ["top", "side"]
+        assert len({s["action"] for s in ans["slots"]}) == 2 and all(0 < s["probability"] <= 1 for s in ans["slots"])
+        bad = c.post("/reward/multislot", json={"event_id": "m1", "rewards": [{"slot_id": "nope", "reward": 1}]},
+                     headers=h)
+        assert bad.status_code == 422
+        ok = c.post("/reward/multislot", json={"event_id": "m1", "rewards": [{"slot_id": "side", "reward": 1}]},
+                    headers=h).json()
+        assert ok["status"] == "accepted"
+        again = c.post("/reward/multislot", json={"event_id": "m1", "rewards": [{"slot_id": "side", "reward": 1}]},
+                       headers=h).json()
+        assert again["status"] == "duplicate"
+        other = c.post("/reward/multislot", json={"event_id": "m1", "rewards": [{"slot_id": "top", "reward": 1}]},
+                       headers=h)
+        assert other.status_code == 409
+        single = c.post("/reward", json={"event_id": "m1", "reward": 1}, headers=h)
+        assert single.status_code == 422
+        con = sqlite3.connect(cfg.db)
+        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",)]
+        con.close()
+
+
+class DropFirstAnswers(httpx.BaseTransport):
+    """Forwards every request to the service but loses the answers of the first ``n`` (as a dropped
+    connection after the service has acted would)."""
+
+    def __init__(self, inner, n):
+        self.inner, self.n = inner, n
+
+    def handle_request(self, request):
+        response = self.inner.handle_request(request)
+        response.read()
+        if self.n > 0:
+            self.n -= 1
+            raise httpx.ReadError("connection lost", request=request)
+        return response
+
+
+def test_client_retries_with_the_same_event_id_get_the_same_answer(tmp_path):
+    cfg, app, key = service(tmp_path, params={"seed": 0})
+    actions = {a["id"]: a["features"] for a in NEWS["actions"]}
+    with TestClient(app) as http:
+        drop = DropFirstAnswers(http._transport, 2)
+        flaky = httpx.Client(base_url="http://testserver", transport=drop)
+        client = Client("http://testserver", key, session=flaky, backoff=0.0)
+        ans = client.rank([{"user": {"age": 3}}], actions)  # answered on the third attempt
+        engine = app.state.engine
+        assert engine.stats["events"] == 1 and engine.next_event_seq == 2  # drawn and logged once
+        direct = Client("http://testserver", key, session=http)
+        again = direct.rank([{"user": {"age": 3}}], actions, event_id=ans["event_id"])
+        assert again == ans
+        with pytest.raises(ServiceRefused) as err:
+            direct.rank([{"user": {"age": 4}}], actions, event_id=ans["event_id"])
+        assert err.value.status == 409
+        drop.n = 1
+        assert client.reward(ans["event_id"], 1)["status"] == "duplicate"  # the first, lost, was accepted
+        assert engine.model_version == 1
+        drop.n = 5
+        with pytest.raises(httpx.TransportError):
+            client.activate(ans["event_id"])  # more failures than retries
+
+
+def test_a_numeric_database_is_not_served_with_action_features_and_back(tmp_path):
+    numeric = ServiceConfig(db=tmp_path / "n.db", learner="RCNBF", n_classes=3, n_features=4)
+    create_app(numeric)
+    with pytest.raises(ValueError, match="numeric API"):
+        create_app(ServiceConfig(db=tmp_path / "n.db", learner="SquareCB", action_features=True))
+    cfg, app, key = service(tmp_path, "f.db", params={"seed": 0}, bits=10)
+    with pytest.raises(ValueError, match="bits = 10"):
+        create_app(ServiceConfig(db=cfg.db, action_features=True, bits=12))
+    with pytest.raises(ValueError, match="no action-feature form"):
+        service(tmp_path, "g.db", learner="RCNBF")
+    with pytest.raises(ValueError, match="leave out features"):
+        service(tmp_path, "h.db", params={"features": "dense"})
+    with pytest.raises(ValueError, match="--n-classes"):
+        ServiceConfig(db=tmp_path / "i.db", learner="SquareCB", action_features=True, n_classes=3).check()
+
+
+@pytest.mark.parametrize("name", nf.registry.learners_where(family="catalogue"))
+def test_every_catalogue_learner_is_served_with_action_features(tmp_path, name):
+    cfg, app, key = service(tmp_path, learner=name, params={"seed": 0}, bits=8)
+    actions = {a["id"]: a["features"] for a in NEWS["actions"]}
+    with TestClient(app) as http:
+        c = Client("http://testserver", key, session=http)
+        ans = c.rank([{"user": {"country": "fr"}}], actions)
+        assert c.reward(ans["event_id"], 1)["status"] == "accepted"
+    assert type(app.state.engine.learner).__name__ == name
