@@ -256,8 +256,8 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
         from .routers import features, personalizer
 
         app.include_router(features.router)
-        app.include_router(personalizer.router, prefix=personalizer.PREFIX)
-        app.include_router(personalizer.router, prefix=personalizer.PREVIEW_PREFIX, include_in_schema=False)
+        app.include_router(personalizer.make_router(personalizer.PREFIX))
+        app.include_router(personalizer.make_router(personalizer.PREVIEW_PREFIX), include_in_schema=False)
     app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
     app.add_middleware(Limits, cfg=cfg, metrics=app.state.metrics)

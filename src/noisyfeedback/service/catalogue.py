@@ -13,7 +13,8 @@ round's candidate list, ``n_draws`` the uniforms drawn (the learner's slots): re
 it replays the rows the model saw. ``event_extras`` keeps whether the event is deferred and when it was
 activated, and the digest of the request and the answer given (a retry with the same event id and the
 same request gets the same answer; another request with that id gets 409). A reward for a deferred event
-that was never activated is refused (409) and never learned.
+that was never activated is refused (409; on the Personalizer routes acknowledged and dropped, as
+Personalizer does) and never learned.
 """
 
 from __future__ import annotations
@@ -363,10 +364,14 @@ class CatalogueEngine(Engine):
         raise ServiceError(422, "this service ranks actions described by features: send context_features and "
                                 "actions.", "context")
 
-    async def _reward(self, event_id: str, reward: float, slots: str | None, timestamp: float | None) -> dict:
+    async def _reward(self, event_id: str, reward: float, slots: str | None, timestamp: float | None,
+                      ignore_inactive: bool = False) -> dict:
         res: RewardOutcome = await self._write(("creward", event_id, float(reward), timestamp, slots))
         if res.status == "unknown":
             raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
+        if res.status == "inactive" and ignore_inactive:  # Personalizer: "otherwise Rewards will be ignored"
+            self.stats["ignored_rewards"] = self.stats.get("ignored_rewards", 0) + 1
+            return {"event_id": event_id, "status": "ignored", "model_version": self.model_version}
         if res.status == "inactive":
             raise ServiceError(409, f"event {event_id!r} was ranked with deferred activation and is not activated: "
                                     "activate it (POST /events/{id}/activate) when its result is shown; the "
@@ -382,14 +387,17 @@ class CatalogueEngine(Engine):
             raise ServiceError(422, "rewards must be 0 or 1 (clicks) for the catalogue learners.", field)
         return int(value)
 
-    async def reward(self, event_id: str, reward: float, timestamp: float | None = None) -> dict:
+    async def reward(self, event_id: str, reward: float, timestamp: float | None = None,
+                     ignore_inactive: bool = False, field: str = "reward") -> dict:
+        """The reward of a one-slot event; ``ignore_inactive``: a reward of a deferred event not activated
+        is acknowledged and dropped (Personalizer's rule) instead of refused."""
         if self.n_slots > 1:
             raise ServiceError(422, f"this service fills {self.n_slots} slots: send the rewards per slot "
-                                    "(POST /reward/multislot).", "reward")
-        return await self._reward(event_id, self._binary(reward, "reward"), None, timestamp)
+                                    "(POST /reward/multislot).", field)
+        return await self._reward(event_id, self._binary(reward, field), None, timestamp, ignore_inactive)
 
     async def reward_slots(self, event_id: str, rewards: list[tuple[str, float]], timestamp: float | None = None,
-                           field: str = "rewards") -> dict:
+                           field: str = "rewards", ignore_inactive: bool = False) -> dict:
         """The rewards of a multi-slot event, per slot id (slots without one: 0)."""
         values = [(sid, self._binary(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
         blob = self.storage.event_context(event_id)
@@ -408,7 +416,7 @@ class CatalogueEngine(Engine):
                 raise ServiceError(422, f"slot {sid!r} is given twice.", f"{field}.{j}")
             seen.add(sid)
             per[slot_ids.index(sid)] = v
-        return await self._reward(event_id, float(np.mean(per)), ",".join(map(str, per)), timestamp)
+        return await self._reward(event_id, float(np.mean(per)), ",".join(map(str, per)), timestamp, ignore_inactive)
 
     async def activate(self, event_id: str) -> dict:
         if not self.healthy:

@@ -109,7 +109,9 @@ class Metrics:
                 ("nf_deferred_events_total", "counter", "Events ranked with deferred activation.",
                  s.get("deferred", 0)),
                 ("nf_deferred_not_activated", "gauge", "Deferred events not activated (never learned from "
-                 "unless activated).", s.get("deferred_pending", 0))]
+                 "unless activated).", s.get("deferred_pending", 0)),
+                ("nf_rewards_ignored_total", "counter", "Rewards of deferred events not activated, dropped (the "
+                 "Personalizer routes; since the start).", s.get("ignored_rewards", 0))]
         app = engine.apprentice_report()
         gauges += [
             ("nf_apprentice_agreement", "gauge", "Share of apprentice events where the learned greedy "
