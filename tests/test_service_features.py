@@ -127,6 +127,15 @@ def test_excluded_deferred_and_never_activated_events(tmp_path):
         assert r["action"] != "SportsArticle"
         assert {x["id"]: x["probability"] for x in r["ranking"]}["SportsArticle"] == 0.0
         assert [x["id"] for x in r["ranking"]][-1] == "SportsArticle" and len(r["ranking"]) == 3
+        probs = [x["probability"] for x in r["ranking"][1:]]
+        assert probs == sorted(probs, reverse=True)  # the chosen one first, then by decreasing probability
+        unknown = c.post("/rank", json={"context_features": ctx, "actions": actions, "excluded_actions": ["zzz"]},
+                         headers=h).json()
+        assert len(unknown["ranking"]) == 3 and all(x["probability"] > 0 for x in unknown["ranking"])
+        # numeric-only features of the service: refused by name
+        assert c.post("/mode", json={"mode": "apprentice"}, headers=h).status_code == 422
+        ev = c.get("/policy/evaluate", params={"candidate": "deployed"}, headers=h)
+        assert ev.status_code == 422 and ev.json()["detail"][0]["loc"] == ["body", "candidate"]
         # deferred: its reward is refused until it is activated; never activated: never learned, counted
         d1 = c.post("/rank", json={"context_features": ctx, "actions": actions, "event_id": "d1",
                                    "defer_activation": True}, headers=h).json()
@@ -277,3 +286,69 @@ def test_every_catalogue_learner_is_served_with_action_features(tmp_path, name):
         ans = c.rank([{"user": {"country": "fr"}}], actions)
         assert c.reward(ans["event_id"], 1)["status"] == "accepted"
     assert type(app.state.engine.learner).__name__ == name
+
+
+def test_serve_action_features_from_the_command_line_with_the_client(tmp_path):
+    """``noisyfeedback serve --action-features --bits --interaction`` as a process, driven by the client over
+    HTTP; a restart keeps the configuration and the model."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    def start(*args):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        proc = subprocess.Popen([sys.executable, "-m", "noisyfeedback.cli", "serve", "--db", str(tmp_path / "c.db"),
+                                 "--port", str(port), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    return proc, url
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        proc.kill()
+        raise RuntimeError("no server")
+
+    key = create_key(tmp_path / "c.db", "rank")
+    proc, url = start("--learner", "SquareCB", "--action-features", "--bits", "12", "--interaction", "ua",
+                      "--param", "seed=1", "--sync", "NORMAL")
+    ctx = [{"user": {"country": "fr"}}]
+    actions = {"news-1": [{"a": {"topic": "politics"}}], "sport-7": [{"a": {"topic": "football"}}]}
+    try:
+        with Client(url, key) as c:
+            r = c.rank(ctx, actions)
+            assert r["action"] in actions and c.reward(r["event_id"], 1)["status"] == "accepted"
+            with pytest.raises(ServiceRefused) as err:
+                c.reward(r["event_id"], 0)
+            assert err.value.status == 409
+            before = httpx.post(url + "/rank", json={"context_features": ctx, "actions": [
+                {"id": k, "features": v} for k, v in actions.items()]}, headers={"Authorization": f"Bearer {key}"})
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stderr.close()
+    proc, url = start()  # the database's configuration
+    try:
+        health = httpx.get(url + "/health").json()
+        assert health["learner"] == "CatalogueSquareCB" and health["rewards"] == 1 and health["events"] == 2
+        with Client(url, key) as c:
+            again = c.rank(ctx, actions)
+        assert again["ranking"] != []
+        assert {x["id"]: x["probability"] for x in again["ranking"]} == \
+            {x["id"]: x["probability"] for x in before.json()["ranking"]}  # the same model after the restart
+    finally:
+        proc.kill()
+        proc.wait(10)
+        proc.stderr.close()
+    con = sqlite3.connect(tmp_path / "c.db")
+    import json as _json
+
+    conf = _json.loads(con.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    con.close()
+    assert conf["bits"] == 12 and conf["interactions"] == ["ua"]
