@@ -346,6 +346,10 @@ def test_serve_action_features_from_the_command_line_with_the_client(tmp_path):
         proc.kill()
         proc.wait(10)
         proc.stderr.close()
+    from noisyfeedback.service.export import export_log
+
+    with pytest.raises(ValueError, match="not supported yet"):
+        export_log(tmp_path / "c.db", tmp_path / "log.parquet")
     con = sqlite3.connect(tmp_path / "c.db")
     import json as _json
 

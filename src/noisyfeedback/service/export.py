@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from contextlib import contextmanager
@@ -87,7 +88,7 @@ def export_vw(db: str | Path, path: str | Path, storage=None) -> Path:
     path = Path(path)
     with _replacing(path) as tmp, open(tmp, "w") as fh:
         for chunk in storage.rewards_after(0):
-            for _, reward, ctx, action, prob in chunk:
+            for _, reward, ctx, action, prob, *_ in chunk:
                 a = decode_action(action)
                 if isinstance(a, list):
                     raise ValueError("the VW cb format holds single actions; this log holds sets.")
@@ -115,6 +116,10 @@ def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
         raise ValueError(f"-o {str(out)!r}: the folder {str(out.parent)!r} is not writable.")
     storage = open_storage(db, create=False)
     try:
+        conf = storage.get_meta("config")
+        if conf is not None and json.loads(conf).get("action_features"):
+            raise ValueError(f"{db} serves action features: its events hold hashed rows, which these formats do "
+                             "not represent; exporting such a log is not supported yet.")
         writer = {"parquet": export_parquet, "csv": export_csv, "vw": export_vw}[fmt]
         try:
             return writer(db, out, storage=storage)

@@ -104,7 +104,7 @@ class Metrics:
             ("nf_click_rate_upper", "gauge", "Upper end of its 95% interval.", hi),
             ("nf_apprentice_mode", "gauge", "1 in apprentice mode, 0 online.", int(engine.mode == "apprentice")),
         ]
-        if engine.catalogue:
+        if getattr(engine, "catalogue", False):
             gauges += [
                 ("nf_deferred_events_total", "counter", "Events ranked with deferred activation.",
                  s.get("deferred", 0)),
