@@ -172,6 +172,8 @@ def test_excluded_deferred_and_never_activated_events(tmp_path):
     (b'{"actions": [{"id": "a"}], "context_features": [{"x": NaN}]}', "context_features"),
     ({"actions": [{"id": "a"}], "event_id": "has space"}, "event_id"),
     ({"actions": [{"id": str(i)} for i in range(51)]}, "actions"),
+    ({"actions": [{"id": "a", "features": [{"x": [1, "s"]}]}]}, "actions"),
+    ({"actions": [{"id": "a"}], "context_features": [{"x": [1, "s"]}]}, "context_features"),
     ({"actions": [{"id": "a"}], "context": [1.0]}, "context"),
 ])
 def test_bad_feature_requests_get_422_naming_the_field_and_log_nothing(tmp_path, body, field):
@@ -273,6 +275,9 @@ def test_a_numeric_database_is_not_served_with_action_features_and_back(tmp_path
         service(tmp_path, "g.db", learner="RCNBF")
     with pytest.raises(ValueError, match="leave out features"):
         service(tmp_path, "h.db", params={"features": "dense"})
+    with pytest.raises(ValueError, match="serve it with --action-features"):
+        create_app(ServiceConfig(db=tmp_path / "j.db", learner="CatalogueSquareCB", n_classes=3, n_features=4))
+    assert not (tmp_path / "j.db").exists()  # a refused start leaves nothing behind
     with pytest.raises(ValueError, match="--n-classes"):
         ServiceConfig(db=tmp_path / "i.db", learner="SquareCB", action_features=True, n_classes=3).check()
 

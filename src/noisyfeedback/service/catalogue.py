@@ -249,7 +249,8 @@ class CatalogueEngine(Engine):
                                                    [[actions[i].get("features") or [] for i in allowed]],
                                                    hasher=hasher)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ServiceError(422, f"the features cannot be hashed: {exc}", "context_features") from None
+            field = "actions" if str(exc).startswith("actions") else "context_features"
+            raise ServiceError(422, f"the features cannot be hashed: {exc}", field) from None
         return rounds, allowed, ids
 
     async def _idempotent(self, event_id: str | None, digest: str):
