@@ -67,6 +67,7 @@ def test_acceptance_driven_in_order_equals_simulate(tmp_path, k):
     rng_click = np.random.Generator(np.random.PCG64(s_click))
     exam = stream.examination_for(k)
     slots = [f"slot{j}" for j in range(k)]
+    mirror = nf.CatalogueSquareCB(features="hashed", bits=12, **params)  # act -> learn by hand: each choice
     with TestClient(app) as http:
         client = Client("http://testserver", key, session=http)
         for t in range(n):
@@ -81,12 +82,19 @@ def test_acceptance_driven_in_order_equals_simulate(tmp_path, k):
             else:
                 ans = client.rank_multislot(ctx, actions, slots)
                 chosen = [s["action"] for s in ans["slots"]]
+            want, want_p = mirror.act(stream.rounds[i])
+            want, want_p = np.reshape(want, k), np.reshape(want_p, k)
+            assert chosen == [ids[p] for p in want]  # the same choice, round by round
+            got_p = [ans["probability"]] if k == 1 else [s["probability"] for s in ans["slots"]]
+            assert got_p == want_p.tolist()
             uc, uf = rng_click.random(k), rng_flip.random(k)
             clicks = {}
             for j, a in enumerate(chosen):
                 pos = ids.index(a)
                 clean = int(uc[j] < exam[j] * stream.rewards[stream.rounds.offsets[i] + pos])
                 clicks[slots[j]] = ref_flip(clean, uf[j], rho0, rho1)
+            f = np.array([clicks[sl] for sl in slots])
+            mirror.learn(stream.rounds[i], want if k > 1 else want[:1], f if k > 1 else f[:1], want_p)
             if k == 1:
                 r = client.reward(ans["event_id"], clicks[slots[0]])
             else:
