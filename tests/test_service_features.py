@@ -369,3 +369,39 @@ def test_serve_action_features_from_the_command_line_with_the_client(tmp_path):
     conf = _json.loads(con.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
     con.close()
     assert conf["bits"] == 12 and conf["interactions"] == ["ua"]
+
+
+@pytest.mark.parametrize("interactions", [None, ("ua",), ("u:", "xa")])
+def test_namespace_classes_give_the_same_bits(interactions):
+    """The service maps each namespace to its class under the interactions (first letter named by a pair,
+    or one class for the rest): the learner's choices and weights are those of the original namespaces."""
+    from noisyfeedback.catalogue import CandidateRounds
+    from noisyfeedback.service.catalogue import canonical_namespaces
+
+    rng = np.random.default_rng(0)
+    shared = [[{"user": {"age": float(rng.normal())}, "uplift": {"x": 1.0}, "zone": {"z": float(rng.normal())}}]
+              for _ in range(30)]
+    acts = [[{"act": {"p": float(rng.normal())}, "xtra": {"q": 1.0}, "brand": {f"b{j}": 1.0}} for j in range(4)]
+            for _ in range(30)]
+    rounds = CandidateRounds.from_features(shared, acts)
+    canon = canonical_namespaces(rounds, interactions)
+    assert len(canon.context.namespaces) <= 4 < len(rounds.context.namespaces)
+    a, b = (nf.CatalogueSquareCB(features="hashed", bits=10, interactions=interactions, seed=3) for _ in range(2))
+    for i in range(30):
+        xa, pa = a.act(rounds[i])
+        xb, pb = b.act(canon[i])
+        assert xa.tolist() == xb.tolist() and pa.tolist() == pb.tolist()
+        a.learn(rounds[i], xa, [int(xa[0] % 2)], pa)
+        b.learn(canon[i], xb, [int(xb[0] % 2)], pb)
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+
+
+def test_a_request_inventing_many_namespaces_is_cheap(tmp_path):
+    cfg, app, key = service(tmp_path, params={"seed": 0}, interactions=("ua",), bits=10)
+    ctx = [{f"n{i}": {"f": 1.0} for i in range(200)} for _ in range(60)]
+    with TestClient(app) as c:
+        r = c.post("/rank", json={"context_features": ctx, "actions": [{"id": "a", "features": [
+            {f"a{i}": {"g": 1.0} for i in range(200)}]}, {"id": "b"}]}, headers={"Authorization": f"Bearer {key}"})
+        assert r.status_code == 200, r.text
+        assert c.post("/reward", json={"event_id": r.json()["event_id"], "reward": 1},
+                      headers={"Authorization": f"Bearer {key}"}).status_code == 200

@@ -36,7 +36,7 @@ from .engine import Engine, ServiceConfig, ServiceError
 from .storage import EventRow, RewardOutcome, encode_action
 
 __all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "encode_round", "decode_round",
-           "request_digest"]
+           "canonical_namespaces", "request_digest", "open_engine"]
 
 _HEAD = struct.Struct("<I")
 
@@ -153,6 +153,25 @@ def rounds_of(records: list[dict]) -> CandidateRounds:
     return CandidateRounds(cat("context"), cat("items"), off)
 
 
+def canonical_namespaces(rounds: CandidateRounds, interactions) -> CandidateRounds:
+    """The rounds with each namespace replaced by its class under ``interactions`` (VW's -q pairs of first
+    letters): its first letter when a pair names that letter, else one class for all the others ("" ; every
+    namespace in one class when ``interactions`` is None). Which feature pairs interact is unchanged (the
+    learners read namespaces only through that table, and the table is all ones exactly when it was), so
+    the model computes the same bits; the table stays small whatever names a request invents, and logged
+    rounds share their namespace classes."""
+    names = rounds.context.namespaces
+    letters = set() if interactions is None else {ch for pair in interactions for ch in pair} - {":"}
+    cls = [n[:1] if n[:1] in letters else "" for n in names]
+    uniq = list(dict.fromkeys(cls)) or [""]
+    idmap = np.array([uniq.index(c) for c in cls] or [0], np.int64)
+
+    def remap(h: HashedRows) -> HashedRows:
+        return HashedRows(h.indptr, h.hashes, h.values, idmap[h.ns] if h.ns.size else h.ns, tuple(uniq))
+
+    return CandidateRounds(remap(rounds.context), remap(rounds.items), rounds.offsets)
+
+
 def request_digest(kind: str, context_features, actions, excluded, slots, defer: bool) -> str:
     """The SHA-256 of a rank request's content (the same for its native and Personalizer forms)."""
     body = orjson.dumps([kind, context_features, actions, sorted(set(excluded or ())), slots, bool(defer)],
@@ -251,7 +270,7 @@ class CatalogueEngine(Engine):
         except (TypeError, ValueError, OverflowError) as exc:
             field = "actions" if str(exc).startswith("actions") else "context_features"
             raise ServiceError(422, f"the features cannot be hashed: {exc}", field) from None
-        return rounds, allowed, ids
+        return canonical_namespaces(rounds, self.learner.interactions), allowed, ids
 
     async def _idempotent(self, event_id: str | None, digest: str):
         """The answer already given to this event id and request (None when the id is new); 409 for an id
