@@ -361,8 +361,14 @@ def test_serve_action_features_from_the_command_line_with_the_client(tmp_path):
         proc.stderr.close()
     from noisyfeedback.service.export import export_log
 
-    with pytest.raises(ValueError, match="not supported yet"):
-        export_log(tmp_path / "c.db", tmp_path / "log.parquet")
+    with pytest.raises(ValueError, match="export its log as .parquet"):
+        export_log(tmp_path / "c.db", tmp_path / "log.vw")
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(export_log(tmp_path / "c.db", tmp_path / "log.parquet")).to_pylist()
+    assert [row["event_id"] for row in table] == [r["event_id"], "ev~2", again["event_id"]]
+    assert table[0]["chosen"] == [r["action"]] and table[0]["slot_rewards"] == [1] and table[1]["reward"] is None
+    assert sorted(table[0]["actions"]) == sorted(actions) and table[0]["probabilities"] == [r["probability"]]
     con = sqlite3.connect(tmp_path / "c.db")
     import json as _json
 

@@ -136,6 +136,16 @@ class Storage(Protocol):
     def draws_after(self, event_seq: int, upto: int | None = None) -> int: ...
     def max_event_seq(self) -> int: ...
     def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]: ...
+    def catalogue_log(self) -> Iterator[tuple]:
+        """Every action-feature event in seq order with its activation and reward: (seq, event_id, ranked_at,
+        context, action, probability, distribution, model_version, deferred, activated_at, reward_seq, reward,
+        slots, reward_timestamp, received_at)."""
+        yield from self._x(
+            "SELECT e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, "
+            "e.model_version, x.deferred, x.activated_at, r.seq, r.reward, r.slots, r.timestamp, r.received_at "
+            "FROM events e LEFT JOIN event_extras x ON x.seq = e.seq LEFT JOIN rewards r ON r.event_id = e.event_id "
+            "ORDER BY e.seq")
+
     def stats(self) -> dict[str, float]: ...
     def close(self) -> None: ...
 
@@ -391,6 +401,16 @@ class SQLiteStorage:
             "SELECT e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, "
             "e.n_draws, e.mode, e.default_action, e.greedy, e.model_version, r.seq, r.reward, r.timestamp, "
             "r.received_at FROM events e LEFT JOIN rewards r ON r.event_id = e.event_id ORDER BY e.seq")
+
+    def catalogue_log(self) -> Iterator[tuple]:
+        """Every action-feature event in seq order with its activation and reward: (seq, event_id, ranked_at,
+        context, action, probability, distribution, model_version, deferred, activated_at, reward_seq, reward,
+        slots, reward_timestamp, received_at)."""
+        yield from self._x(
+            "SELECT e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, "
+            "e.model_version, x.deferred, x.activated_at, r.seq, r.reward, r.slots, r.timestamp, r.received_at "
+            "FROM events e LEFT JOIN event_extras x ON x.seq = e.seq LEFT JOIN rewards r ON r.event_id = e.event_id "
+            "ORDER BY e.seq")
 
     def stats(self) -> dict[str, float]:
         """Counters the metrics start from: events, rewards, sum and sum of squares of the rewards, and
