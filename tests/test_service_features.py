@@ -226,8 +226,17 @@ def test_multislot_refusals_and_rewards_per_slot(tmp_path):
         assert other.status_code == 409
         single = c.post("/reward", json={"event_id": "m1", "reward": 1}, headers=h)
         assert single.status_code == 422
+        # fewer actions than slots: the last slot stays empty, and cannot be clicked
+        short = c.post("/rank/multislot", json={"actions": actions[:1], "slots": [{"id": "top"}, {"id": "side"}],
+                                                "event_id": "m2"}, headers=h).json()
+        assert short["slots"][0]["action"] == "NewsArticle" and short["slots"][1]["action"] is None
+        empty = c.post("/reward/multislot", json={"event_id": "m2", "rewards": [{"slot_id": "side", "reward": 1}]},
+                       headers=h)
+        assert empty.status_code == 422 and "empty" in empty.text
+        assert c.post("/reward/multislot", json={"event_id": "m2", "rewards": [{"slot_id": "top", "reward": 1}]},
+                      headers=h).json()["status"] == "accepted"
         con = sqlite3.connect(cfg.db)
-        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",)]
+        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",), ("1,0",)]
         con.close()
 
 

@@ -420,10 +420,11 @@ class CatalogueEngine(Engine):
                            field: str = "rewards", ignore_inactive: bool = False) -> dict:
         """The rewards of a multi-slot event, per slot id (slots without one: 0)."""
         values = [(sid, self._binary(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
-        blob = self.storage.event_context(event_id)
-        if blob is None:
+        logged = self.storage.event_context(event_id)
+        if logged is None:
             raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
-        slot_ids = decode_round(blob)["slots"]
+        slot_ids = decode_round(logged[0])["slots"]
+        placed = [int(p) >= 0 for p in logged[1].split(",")]
         if slot_ids is None:
             raise ServiceError(422, f"event {event_id!r} has one action, not slots: send its reward to /reward.",
                                field)
@@ -435,6 +436,9 @@ class CatalogueEngine(Engine):
             if sid in seen:
                 raise ServiceError(422, f"slot {sid!r} is given twice.", f"{field}.{j}")
             seen.add(sid)
+            if v and not placed[slot_ids.index(sid)]:
+                raise ServiceError(422, f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.",
+                                   f"{field}.{j}")
             per[slot_ids.index(sid)] = v
         return await self._reward(event_id, float(np.mean(per)), ",".join(map(str, per)), timestamp, ignore_inactive)
 

@@ -111,7 +111,7 @@ class Storage(Protocol):
     def apply_batch(self, ops: list[tuple]) -> list[Any]: ...
     def event_exists(self, event_id: str) -> bool: ...
     def event_answer(self, event_id: str) -> tuple[str | None, bytes | None] | None: ...
-    def event_context(self, event_id: str) -> bytes | None: ...
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def add_key(self, key_hash: str, role: str) -> None: ...
@@ -125,9 +125,10 @@ class Storage(Protocol):
                       "WHERE e.event_id = ?", (event_id,)).fetchone()
         return None if row is None else (row[0], None if row[1] is None else bytes(row[1]))
 
-    def event_context(self, event_id: str) -> bytes | None:
-        row = self._x("SELECT context FROM events WHERE event_id = ?", (event_id,)).fetchone()
-        return None if row is None else bytes(row[0])
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None:
+        """(context, action) of a logged event; None when it is not in the log."""
+        row = self._x("SELECT context, action FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (bytes(row[0]), row[1])
 
     def latest_snapshot(self) -> tuple[str, int, int] | None: ...
     def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
@@ -348,9 +349,10 @@ class SQLiteStorage:
                       "WHERE e.event_id = ?", (event_id,)).fetchone()
         return None if row is None else (row[0], None if row[1] is None else bytes(row[1]))
 
-    def event_context(self, event_id: str) -> bytes | None:
-        row = self._x("SELECT context FROM events WHERE event_id = ?", (event_id,)).fetchone()
-        return None if row is None else bytes(row[0])
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None:
+        """(context, action) of a logged event; None when it is not in the log."""
+        row = self._x("SELECT context, action FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (bytes(row[0]), row[1])
 
     def latest_snapshot(self) -> tuple[str, int, int] | None:
         return self._x(
