@@ -329,7 +329,9 @@ class CatalogueEngine(Engine):
         if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - 1.0) <= 1e-6):
             raise ServiceError(422, "the model gives no finite distribution for these features (their values are "
                                     "too extreme); nothing was drawn or logged.", "context_features")
-        greedy = np.atleast_1d(np.asarray(learner.predict(rounds))[0]).tolist()
+        # logged as the event's greedy choice: the most probable candidates (the policies' probabilities
+        # increase with the score), without another pass over the model
+        greedy = np.argsort(-dist, kind="stable")[:k].tolist()
         state = learner.rng_.bit_generator.state
         chosen, probs = learner.act(rounds)
         chosen = np.asarray(chosen).reshape(k)
