@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import OrderedDict
 import json
 import struct
 import time
@@ -217,16 +218,37 @@ class CatalogueEngine(Engine):
                                  "differs. Start with the database's configuration (or leave the option out), or "
                                  "use a new --db.")
 
+    #: rounds of recent events kept for learning their rewards without decoding the log (bounded)
+    RECENT_EVENTS, RECENT_BYTES = 4096, 32 << 20
+
     def _recover(self) -> None:
         self._pending_answers: dict[str, tuple[str, asyncio.Future]] = {}
+        self._recent: OrderedDict[bytes, tuple[CandidateRounds, np.ndarray]] = OrderedDict()
+        self._recent_bytes = 0
         super()._recover()
         self.n_slots = int(self.conf["n_slots"])
         self.stats.setdefault("deferred", 0)
         self.stats.setdefault("deferred_pending", 0)
 
+    def _remember(self, blob: bytes, rounds: CandidateRounds, probs: np.ndarray) -> None:
+        recent = self._recent
+        recent[blob] = (rounds, probs)
+        self._recent_bytes += len(blob)
+        while len(recent) > self.RECENT_EVENTS or self._recent_bytes > self.RECENT_BYTES:
+            old, _ = recent.popitem(last=False)
+            self._recent_bytes -= len(old)
+
     def _arrays(self, rows: list[tuple]):
-        """(rounds, positions, clicks per slot, probabilities per slot) of logged rewards."""
-        records = [decode_round(r[2]) for r in rows]
+        """(rounds, positions, clicks per slot, probabilities per slot) of logged rewards. The reward of a
+        recent event is learned from the very rounds it was ranked with (the same arrays as the log's)."""
+        hit = self._recent.pop(rows[0][2], None) if len(rows) == 1 else None
+        if hit is not None:
+            self._recent_bytes -= len(rows[0][2])
+            rounds, probs = hit
+            records = [{"k": probs.shape[0], "probs": probs}]
+        else:
+            records = [decode_round(r[2]) for r in rows]
+            rounds = None
         k = int(records[0]["k"])  # the learner's slots (every event of a service has as many)
         actions = np.array([[int(a) for a in r[3].split(",")] for r in rows], dtype=np.int64).reshape(len(rows), k)
         feedback = np.zeros((len(rows), k), np.int64)
@@ -236,9 +258,10 @@ class CatalogueEngine(Engine):
             else:
                 feedback[i, 0] = int(round(r[1]))
         props = np.stack([rec["probs"] for rec in records])
+        rounds = rounds if rounds is not None else rounds_of(records)
         if k == 1:
-            return rounds_of(records), actions[:, 0], feedback[:, 0], props[:, 0]
-        return rounds_of(records), actions, feedback, props
+            return rounds, actions[:, 0], feedback[:, 0], props[:, 0]
+        return rounds, actions, feedback, props
 
     def set_mode(self, mode: str) -> None:
         if mode != "online":
@@ -375,6 +398,7 @@ class CatalogueEngine(Engine):
         finally:
             self._pending_answers.pop(event_id, None)
         fut.set_result(answer)
+        self._remember(blob, rounds, probs)
         s = self.stats
         s["events"] += 1
         if defer:
