@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import OrderedDict
 import json
 import struct
 import time
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
