@@ -207,8 +207,8 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
              f"Mean clean regret per round of the played candidates, mean ± s.e. over seeds 0..{seeds - 1} "
              f"(stream and learners seeded alike). VW's configuration: best of {len(SQUARECB_GRID)} "
              f"(`-l` × `--gamma_scale`) on a separate stream (seed {TUNING_SEED}, {grid_rounds:,} rounds).", "",
-             "| flips (ρ0, ρ1) | CatalogueSquareCB (defaults) | ours, `item_norm=\"none\"` | index SquareCB "
-             "(positions) | VW squarecb, best | ours / index | ours / VW | ours `item_norm=\"none\"` / VW "
+             "| flips (ρ0, ρ1) | CatalogueSquareCB (defaults) | ours, `item_norm=\"unit\"` | index SquareCB "
+             "(positions) | VW squarecb, best | ours / index | ours / VW | ours `item_norm=\"unit\"` / VW "
              "| VW grid (tuning seed) |", "|---|---|---|---|---|---|---|---|---|"]
     vw = vw_available()
     for flips in flips_list:
@@ -222,7 +222,7 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
         for s in range(seeds):
             st = nf.datasets.ranking_stream(n_rounds=rounds, seed=s, examination=None)
             o.append(ours(st, rounds, flips, s)["regret"])
-            o2.append(ours(st, rounds, flips, s, item_norm="none")["regret"])
+            o2.append(ours(st, rounds, flips, s, item_norm="unit")["regret"])
             ix.append(index_regret(st, rounds, flips, s))
             if vw:
                 v.append(vw_squarecb(st, rounds, flips, s, [best_cfg], workdir)[best_cfg][0])
@@ -363,7 +363,7 @@ def slots(rounds: int, seeds: int, workdir: Path, flips=(0.0, 0.0), k: int = 3) 
                                               tst.rewards[tst.rounds.candidates(i)])[0]
                                     for i in range(tst.n_rounds)]))
         res["exam"] = L.examination_estimates().round(3).tolist()
-        L2 = nf.CatalogueSquareCB(n_slots=k, seed=s, item_norm="none")
+        L2 = nf.CatalogueSquareCB(n_slots=k, seed=s, item_norm="unit")
         L2.learn(st.take(train).rounds, acts, f, probs)
         res["ours_raw"] = float(page_clicks(st, test, L2.predict(tst.rounds)).mean())
         if grid:
@@ -399,7 +399,7 @@ def slots(rounds: int, seeds: int, workdir: Path, flips=(0.0, 0.0), k: int = 3) 
              f"(new contexts and mostly new items), mean ± s.e. over seeds 0..{seeds - 1}. VW's learning rate: "
              f"best of {CCB_GRID} on a separate stream (seed {TUNING_SEED}). Spearman: ours' item scores against "
              "the true click probabilities, per round, averaged.", "",
-             "| CatalogueSquareCB (n_slots=3, defaults) | ours, `item_norm=\"none\"` | VW ccb_explore_adf, best "
+             "| CatalogueSquareCB (n_slots=3, defaults) | ours, `item_norm=\"unit\"` | VW ccb_explore_adf, best "
              "| ours / VW | ours' Spearman | uniform page | best page | VW grid (tuning seed) |",
              "|---|---|---|---|---|---|---|---|",
              f"| {fmt(m['ours'])} | {fmt(m['ours_raw'])} | " + (f"{fmt(mv)} ({_label(best_lr)})" if mv else
@@ -408,7 +408,7 @@ def slots(rounds: int, seeds: int, workdir: Path, flips=(0.0, 0.0), k: int = 3) 
              f" | {fmt(m['best'])} | {grid_txt} |", "",
              "Per seed (ours − VW, clicks per page): "
              + (", ".join(f"{r['ours'] - r['vw'][best_lr]:+.4f}" for r in rs) if vw else "—")
-             + "; with `item_norm=\"none\"`: "
+             + "; with `item_norm=\"unit\"`: "
              + (", ".join(f"{r['ours_raw'] - r['vw'][best_lr]:+.4f}" for r in rs) if vw else "—") + ". "
              "Ours' estimated examination factors (slot 1 = 1): "
              + "; ".join(f"seed {s}: {r['exam']}" for s, r in enumerate(rs)) + "."]

@@ -124,15 +124,16 @@ def test_dense_scores_match_reference(lin, sparse, item_norm):
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
+@pytest.mark.parametrize("item_norm", ["none", "unit"])
 @pytest.mark.parametrize("interactions", [None, ("ui",), ("uj",)])
-def test_hashed_scores_match_reference(interactions):
+def test_hashed_scores_match_reference(interactions, item_norm):
     rng = np.random.default_rng(2)
     shared = [{"u": {"a": rng.normal(), "c": "x"}, "v": {"b": 1.0}}, {"u": {"a": 0.5}}, {}]
     actions = [[{"i": {"id": "p", "w": 2.0}}, {"i": {"id": "q"}, "j": {"z": 1.0}}], [{"i": {"id": "p"}}],
                [{"j": {"z": 3.0}}, {"i": {"id": "r"}}]]
     r = CandidateRounds.from_features(shared, actions)
     bits = 6  # a small table: collisions happen and must be handled as the reference adds them
-    L = CatalogueSquareCB(features="hashed", bits=bits, interactions=interactions, seed=0)
+    L = CatalogueSquareCB(features="hashed", bits=bits, interactions=interactions, item_norm=item_norm, seed=0)
     L._init_state(r)
     L.weights_[:] = rng.normal(size=L.weights_.shape)
     Q = L._q(r.context.namespaces)
@@ -142,7 +143,8 @@ def test_hashed_scores_match_reference(interactions):
         lo, hi = H.indptr[row], H.indptr[row + 1]
         return list(zip(H.hashes[lo:hi].tolist(), H.values[lo:hi].tolist(), H.ns[lo:hi].tolist()))
 
-    want = [L.weights_ @ ref.phi_hashed(triples(r.context, i), triples(r.items, j), bits, Q)
+    want = [L.weights_ @ ref.phi_hashed(triples(r.context, i), triples(r.items, j), bits, Q,
+                                        unit_items=item_norm == "unit")
             for i in range(r.n_rounds) for j in range(r.offsets[i], r.offsets[i + 1])]
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     if interactions == ("uj",):

@@ -9,10 +9,10 @@ separate classes keep both contracts plain and share the oracle and the policy f
 (``kernels/catalogue.py`` computes them in the index kernels' order, so one-hot candidates give the
 index learner's bits — tested).
 
-**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over unit-norm x̂, ẑ;
+**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over the unit-norm
+context x̂ and the item features ẑ = z as given (``item_norm="unit"``: ẑ = z/‖z‖);
 ``features="dense"`` stores M (d_c × d_a) as a bilinear form (no hashing), ``features="hashed"``
-hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. ``item_norm="none"``
-leaves the item side unscaled (ẑ = z). ``linear`` picks the
+hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. ``linear`` picks the
 linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
 intercepts under one-hot candidates) or "none".
 
