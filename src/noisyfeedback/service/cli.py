@@ -118,6 +118,11 @@ def serve(
                                                                  "bytes.")] = 16 << 10,
     snapshot_dir: Annotated[Optional[Path], typer.Option("--snapshot-dir", help="Folder of the model snapshots "
                                                          "(default: DB.snapshots next to a SQLite file).")] = None,
+    replica: Annotated[Optional[str], typer.Option("--replica", help="This process's name among several "
+                                                   "replicas of one PostgreSQL log (each learns every reward "
+                                                   "of the log).")] = None,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", help="Replicas: seconds between reads of "
+                                                 "the rewards other replicas logged, when idle.")] = 0.05,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
@@ -129,12 +134,14 @@ def serve(
         cfg = ServiceConfig(db=db, model=model, learner=learner, n_classes=n_classes, n_features=n_features,
                             params=parse_param_items(param), rho0=rho0, rho1=rho1, mode=mode,
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
-                            max_header=max_header, snapshot_dir=snapshot_dir)
+                            max_header=max_header, snapshot_dir=snapshot_dir, replica=replica,
+                            poll_interval=poll_interval)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
-    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db})", err=True)
+    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db}"
+               f"{f', replica {replica}' if replica else ''})", err=True)
     run(app, host, port, max_header)
 
 
