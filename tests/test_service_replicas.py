@@ -206,8 +206,13 @@ def test_replica_refusals(dsn, tmp_path):
         config(dsn, tmp_path, "a b").check()
     app = create_app(config(dsn, tmp_path, "a"))
     key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
-    with TestClient(app) as a:
+    with TestClient(app) as a, TestClient(create_app(config(dsn, tmp_path, "b"))) as b:
         assert a.post("/rank", json={"context": [0.0] * D}, headers=key).json()["event_id"] == "ev~a~1"
+        assert b.post("/rank", json={"context": [0.0] * D}, headers=key).json()["event_id"] == "ev~b~1"
+        # POST /mode switches the replica it is sent to
+        assert a.post("/mode", json={"mode": "apprentice"}, headers=key).json()["mode"] == "apprentice"
+        assert b.get("/health").json()["mode"] == "online"
+        a.post("/mode", json={"mode": "online"}, headers=key)
     cfg = config(dsn, tmp_path, None)
     with pytest.raises(ValueError, match="served by replicas"):
         create_app(cfg)
