@@ -120,6 +120,9 @@ class Storage(Protocol):
           "default_action, greedy, model_version, replica, replica_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
           (seq, event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, e.n_draws, e.mode,
            e.default_action, e.greedy, e.model_version, e.replica, e.seq))
+        if getattr(e, "has_extras", False):  # an action-feature event's extras, under the global seq
+            x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) VALUES (?,?,?,?,?)",
+              (seq, event_id, int(e.deferred), e.request_sha256, e.answer))
         return 0 if event_id != e.event_id else seq
 
     def set_meta(self, key: str, value: str) -> None: ...
@@ -272,6 +275,9 @@ class SQLiteStorage:
           "default_action, greedy, model_version, replica, replica_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
           (seq, event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, e.n_draws, e.mode,
            e.default_action, e.greedy, e.model_version, e.replica, e.seq))
+        if getattr(e, "has_extras", False):  # an action-feature event's extras, under the global seq
+            x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) VALUES (?,?,?,?,?)",
+              (seq, event_id, int(e.deferred), e.request_sha256, e.answer))
         return 0 if event_id != e.event_id else seq
 
     def set_meta(self, key: str, value: str) -> None:
