@@ -407,7 +407,8 @@ def service_rows(seconds: float) -> list[dict]:
                 "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
                            f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
                            f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms; pair p99 from its scheduled "
-                           f"time {r['pair_p99_sched_ms']:.1f} ms), {r['pairs']:,} pairs, errors {r['errors']}, "
+                           f"time {r['pair_p99_sched_ms']:.1f} ms), {r['pairs']:,} of {r['offered']:,} pairs "
+                           f"sent, errors {r['errors']}, "
                            f"lost {r['lost']}, every replica learned every reward: "
                            f"{'yes' if r['learned_by_all'] else 'NO'}, server CPU "
                            f"{r['server_cpu_us_per_pair']:.0f} µs/pair")})

@@ -4,7 +4,8 @@ Starts ``noisyfeedback serve`` in subprocesses and drives them from one asyncio 
 workers, each on keep-alive connections (a minimal HTTP/1.1 client on asyncio streams, so that the
 generator costs little of the 2 cores). The workers send pairs (a rank, then the reward of the returned
 event) on a fixed schedule of ``--rate`` pairs per second in total, for ``--seconds`` seconds (a bounded
-count: rate × seconds pairs); ``--rate 0`` sends as fast as the answers come. Latencies are measured per
+count: rate × seconds pairs, of which those not sent 10 s after the end of the schedule are dropped and
+reported as not sent); ``--rate 0`` sends as fast as the answers come. Latencies are measured per
 request and, per pair, from the time the schedule said to send it (so a server that falls behind shows
 in ``pair_p99_sched_ms``). Afterwards the log is checked: every acknowledged rank is an event, every
 acknowledged reward a reward, and every replica learned them all.
@@ -125,6 +126,7 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
     per_conn = rate / conns if rate > 0 else 0.0
     n_pairs = int(rate * seconds) if rate > 0 else None
     t_end = time.perf_counter() + seconds
+    t_stop = t_end + 10.0  # a service that falls behind: pairs not sent 10 s after the schedule are dropped
     R = len(ports)
 
     async def worker(w: int):
@@ -135,7 +137,7 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
             i = w + k * conns
             due = None
             if per_conn:
-                if i >= n_pairs:
+                if i >= n_pairs or time.perf_counter() >= t_stop:
                     break
                 due = start + k / per_conn
                 delay = due - time.perf_counter()
@@ -167,6 +169,7 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(conns)))
     wall = time.perf_counter() - t0
+    acked["offered"] = n_pairs if n_pairs is not None else len(lat_pair)
     return wall, acked, *(np.array(a) for a in (lat_rank, lat_reward, lat_pair, lat_sched))
 
 
@@ -287,7 +290,7 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
     q = lambda a, p: float(np.percentile(a, p) * 1e3) if a.size else float("nan")  # noqa: E731
     return {
         "shape": shape, "backend": backend, "replicas": n, "describe": sh.describe,
-        "pairs": int(lp.size), "seconds": wall, "pairs_per_s": lp.size / wall, "errors": acked["errors"],
+        "pairs": int(lp.size), "offered": int(acked["offered"]), "seconds": wall, "pairs_per_s": lp.size / wall, "errors": acked["errors"],
         "lost": int(lost), "learned_by_all": all(v == last for v in versions),
         "rank_p50_ms": q(lr, 50), "rank_p95_ms": q(lr, 95), "rank_p99_ms": q(lr, 99),
         "reward_p50_ms": q(lw, 50), "reward_p95_ms": q(lw, 95), "reward_p99_ms": q(lw, 99),
