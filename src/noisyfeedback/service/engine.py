@@ -467,7 +467,11 @@ class Engine:
         """The rewards logged after seq ``after`` (by any replica), in seq order, as the replay reads them,
         and their events' (mode, default_action, greedy) by seq."""
         rows = [r for chunk in self.storage.rewards_after(after) for r in chunk]
-        return rows, (self.storage.reward_events(after, rows[-1][0]) if rows else {})
+        if not rows:
+            return rows, {}
+        events = self.storage.reward_events(after, rows[-1][0])
+        # a reward removed (refused by the model) between the two reads: learned by no one, counted as online
+        return rows, {r[0]: events.get(r[0], ("online", None, None)) for r in rows}
 
     def _writer(self) -> None:
         q = self._queue
