@@ -48,9 +48,6 @@ CREATE TABLE IF NOT EXISTS snapshots (
 MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"), ("events", "replica", "TEXT"),
               ("events", "replica_seq", "INTEGER"), ("snapshots", "replica", "TEXT"))
 
-#: statements run after the migrations (they may name migrated columns)
-AFTER_MIGRATIONS = ("CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica_seq)",)
-
 #: the length of a key's public id (a prefix of its SHA-256 hash, shown by ``keys list``)
 KEY_ID_LENGTH = 12
 
@@ -178,8 +175,6 @@ class SQLiteStorage:
                 cols = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
                 if column not in cols:
                     con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-            for stmt in AFTER_MIGRATIONS:
-                con.execute(stmt)
             con.commit()
         except sqlite3.DatabaseError as exc:
             self.close()

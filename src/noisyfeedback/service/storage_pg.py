@@ -37,7 +37,7 @@ ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS sha256 TEXT;
 ALTER TABLE events ADD COLUMN IF NOT EXISTS replica TEXT;
 ALTER TABLE events ADD COLUMN IF NOT EXISTS replica_seq BIGINT;
 ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS replica TEXT;
-CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica_seq);
+CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica_seq) WHERE replica IS NOT NULL;
 """
 
 LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes
