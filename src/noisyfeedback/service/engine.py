@@ -346,7 +346,7 @@ class Engine:
         conf = json.loads(st.get_meta("config"))
         if stored is not None:
             self._check_config(conf)
-        if self.replica is None and st.has_replica_events():
+        if self.replica is None and is_dsn(self.db) and st.has_replica_events():  # (replicas: PostgreSQL only)
             raise ValueError(f"the database {self.db} is served by replicas; start this process as one of them "
                              "with --replica NAME.")
         refused, snapshot_seq = self._rebuild_model()
