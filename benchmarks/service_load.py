@@ -65,6 +65,8 @@ class Shape:
     reward_path: str
     reward_body: Callable[[dict, int], bytes]  # (the rank's JSON answer, pair index) -> body
     describe: str
+    #: send the client's own event id (the run's tag and the pair's index) with each rank
+    client_ids: bool = False
 
 
 def _digits() -> np.ndarray:
@@ -86,8 +88,57 @@ NUMERIC = Shape(
     reward_body=lambda ans, i: b'{"event_id":"%s","reward":%d}' % (ans["event_id"].encode(), ans["action"] % 2),
     describe="numeric API (RCNBF, K = 10, d = 64 dense contexts)")
 
-#: the request shapes a load test can send, by name
+COUNTRIES = ["fr", "de", "it", "es", "nl", "pl", "se", "pt"]
+TOPICS = ["politics", "football", "cinema", "music", "science", "travel", "food", "games", "health", "tech"]
+
+
+def _catalogue_body(i: int, slots: bool) -> bytes:
+    """A page of 10 actions, each with its own hashed features, for a context of hashed features."""
+    rng = np.random.default_rng(i)
+    body = {"context_features": [{"user": {"country": COUNTRIES[i % len(COUNTRIES)], "age": int(18 + i % 50)}},
+                                 {"device": {"mobile": bool(i % 3)}}],
+            "actions": [{"id": f"item-{j}", "features": [{"a": {"topic": TOPICS[j], "price": float(rng.uniform(1, 20))}}]}
+                        for j in range(10)]}
+    if slots:
+        body["slots"] = [{"id": "hero"}, {"id": "sidebar"}]
+    return json.dumps(body).encode()
+
+
+def _liked(i: int, action_id: str | None) -> int:
+    """The synthetic user's click: a country likes two topics."""
+    return int(action_id is not None and int(action_id.split("-")[1]) in (i % len(COUNTRIES), (i + 3) % 10))
+
+
+FEATURES = Shape(
+    name="features",
+    serve_args=["--action-features", "--learner", "SquareCB", "--param", "seed=0"],
+    rank_path="/rank", rank_bodies=lambda n: [_catalogue_body(i, False) for i in range(n)], reward_path="/reward",
+    reward_body=lambda ans, i: b'{"event_id":"%s","reward":%d}' % (ans["event_id"].encode(),
+                                                                  _liked(i % 2048, ans["action"])),
+    describe="action-feature API (SquareCB, 10 actions with hashed features)")
+
+MULTISLOT = Shape(
+    name="multislot",
+    serve_args=["--action-features", "--learner", "SquareCB", "--param", "seed=0", "--param", "n_slots=2"],
+    rank_path="/rank/multislot", rank_bodies=lambda n: [_catalogue_body(i, True) for i in range(n)],
+    reward_path="/reward/multislot",
+    reward_body=lambda ans, i: json.dumps({"event_id": ans["event_id"], "rewards": [
+        {"slot_id": s["id"], "reward": _liked(i % 2048, s["action"])} for s in ans["slots"]]}).encode(),
+    describe="multi-slot API (SquareCB, 10 actions with hashed features, 2 slots)", client_ids=True)
+
+
+def _has_action_features() -> bool:
+    try:
+        from noisyfeedback.service.engine import ServiceConfig
+    except ImportError:
+        return False
+    return "action_features" in getattr(ServiceConfig, "__dataclass_fields__", {})
+
+
+#: the request shapes a load test can send, by name (the action-feature ones where the service has them)
 SHAPES: dict[str, Shape] = {"numeric": NUMERIC}
+if _has_action_features():
+    SHAPES.update(features=FEATURES, multislot=MULTISLOT)
 
 
 # ---------------------------------------------------------------- the client
@@ -119,7 +170,7 @@ class Conn:
 
 
 async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: int, shape: Shape,
-                bodies: list[bytes]):
+                bodies: list[bytes], tag: str = "m"):
     """Send the pairs; pair i ranks on replica i mod R and rewards on the next one."""
     lat_rank, lat_reward, lat_pair, lat_sched = [], [], [], []
     acked = {"rank": 0, "reward": 0, "errors": 0}
@@ -146,7 +197,10 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
             elif time.perf_counter() >= t_end:
                 break
             t0 = time.perf_counter()
-            st, body = await cs[i % R].post(shape.rank_path, bodies[i % len(bodies)])
+            rank_body = bodies[i % len(bodies)]
+            if shape.client_ids:
+                rank_body = rank_body[:-1] + b',"event_id":"%s%d"}' % (tag.encode(), i)
+            st, body = await cs[i % R].post(shape.rank_path, rank_body)
             t1 = time.perf_counter()
             k += 1
             if st != 200:
@@ -266,7 +320,7 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
             procs.append(_serve(db, ports[j], sh, extras[j]))
             _wait_healthy(ports[j:j + 1], procs[j:j + 1])
         bodies = sh.rank_bodies(2048)
-        _arun(drive(ports, key, 100, 1.0, 4, sh, bodies))  # warm-up (JIT, connections); logged too
+        _arun(drive(ports, key, 100, 1.0, 4, sh, bodies, tag="w"))  # warm-up (JIT, connections); logged too
         st = open_storage(db, create=False)
         warm = st.stats()
         st.close()
