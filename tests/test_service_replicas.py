@@ -204,6 +204,8 @@ def test_replica_refusals(dsn, tmp_path):
         ServiceConfig(db=tmp_path / "svc.db", learner="RCNBF", n_classes=3, n_features=2, replica="a").check()
     with pytest.raises(ValueError, match="--replica must be"):
         config(dsn, tmp_path, "a b").check()
+    with pytest.raises(ValueError, match="replicas of an --action-features service are not supported"):
+        ServiceConfig(db=dsn, learner="SquareCB", action_features=True, snapshot_dir=tmp_path, replica="a").check()
     app = create_app(config(dsn, tmp_path, "a"))
     key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
     with TestClient(app) as a, TestClient(create_app(config(dsn, tmp_path, "b"))) as b:

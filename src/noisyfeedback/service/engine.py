@@ -56,6 +56,8 @@ __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
 MAX_BATCH = 1024
 REPLICA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: the log operations that write a reward the model learns
+REWARD_OPS = ("reward", "creward")
 log = logging.getLogger("noisyfeedback.service")
 
 
@@ -93,6 +95,13 @@ class ServiceConfig:
     max_header: int = 16 << 10
     #: nesting depth of a JSON body (422 beyond)
     max_depth: int = 32
+    #: serve rounds of actions described by features (a catalogue learner; ``/rank`` takes
+    #: ``context_features`` and ``actions``), hashed into 2^bits weights with the given interactions
+    action_features: bool = False
+    bits: int | None = None
+    interactions: tuple[str, ...] | None = None
+    #: actions a request may list (action-feature services)
+    max_actions: int = 50
     #: this process's name among the replicas of one PostgreSQL log (None: the only process serving it)
     replica: str | None = None
     #: seconds between two reads of the rewards other replicas logged, when this one writes nothing
@@ -110,6 +119,19 @@ class ServiceConfig:
         positive_int("max_header", self.max_header, 1024)
         positive_int("max_depth", self.max_depth, 2)
         positive_int("snapshot_every", self.snapshot_every, 0)
+        positive_int("max_actions", self.max_actions)
+        if self.action_features:
+            positive_int("bits", self.bits)
+            if self.bits is not None and self.bits > 30:
+                raise ValueError(f"--bits must be at most 30; got {self.bits!r}.")
+            if self.mode != "online":
+                raise ValueError("--action-features serves in online mode only (apprentice mode is for the "
+                                 "numeric API).")
+            if self.n_classes is not None or self.n_features is not None:
+                raise ValueError("--action-features takes its actions and features from each request: leave "
+                                 "out --n-classes and --n-features.")
+        elif self.bits is not None or self.interactions is not None:
+            raise ValueError("--bits and --interaction hash action features: give --action-features too.")
         for name in ("rho0", "rho1"):
             v = getattr(self, name)
             if v is not None and not (isinstance(v, (int, float)) and 0 <= v < 1):
@@ -163,6 +185,9 @@ def _sha256(path: Path) -> str:
 class Engine:
     """The learner, the log and the writer thread. All model work happens on the event loop's thread."""
 
+    #: whether the service ranks actions described by features (:class:`~.catalogue.CatalogueEngine`)
+    catalogue = False
+
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
         cfg.check()
         self.cfg = cfg
@@ -206,6 +231,13 @@ class Engine:
         self._rebuilt = False
 
     # ------------------------------------------------------------ start-up
+    def _fresh(self) -> tuple[Any, dict]:
+        """A new service's learner and the configuration stored with it."""
+        learner = build_learner(self.cfg)
+        return learner, {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
+                         "n_features": int(n_features_of(learner)), "m": set_size(learner),
+                         "rho0": float(self.cfg.rho0 or 0.0), "rho1": float(self.cfg.rho1 or 0.0)}
+
     def _check_config(self, conf: dict) -> None:
         """A restart that names another learner, size or flip rate than the database holds is refused."""
         cfg, given = self.cfg, []
@@ -338,10 +370,7 @@ class Engine:
         st = self.storage
         stored = st.get_meta("config")
         if stored is None:
-            learner = build_learner(self.cfg)
-            conf = {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
-                    "n_features": int(n_features_of(learner)), "m": set_size(learner),
-                    "rho0": float(self.cfg.rho0 or 0.0), "rho1": float(self.cfg.rho1 or 0.0)}
+            learner, conf = self._fresh()
             path, digest = self._write_snapshot(learner, "snapshot-000000000000-000000000000.npz")
             st.set_meta("config", json.dumps(conf))
             st.set_meta("mode", self.cfg.mode)
@@ -550,9 +579,9 @@ class Engine:
             if rows:
                 self._learned_upto = rows[-1][0]
         for (op, _), res in zip(batch, results):
-            if self.replica is None and op[0] == "reward" and res.status == "accepted":
+            if self.replica is None and op[0] in REWARD_OPS and res.status == "accepted":
                 ctx, action, prob, mode, default_action, greedy = res.event
-                rows.append((res.seq, res.reward, ctx, action, prob))
+                rows.append((res.seq, res.reward, ctx, action, prob, res.slots))
                 events[res.seq] = (mode, default_action, greedy)
         refused = set(self._learn_live(rows)) if rows else set()
         s = self.stats
@@ -572,7 +601,7 @@ class Engine:
         for (op, fut), res in zip(batch, results):
             if fut is None or fut.done():
                 continue
-            if op[0] == "reward" and res.status == "accepted" and res.seq in refused:
+            if op[0] in REWARD_OPS and res.status == "accepted" and res.seq in refused:
                 # answered once the removal of the reward from the log has committed
                 self._chain(("unreward", res.seq), fut, ServiceError(
                     422, f"learning the reward of event {op[1]!r} would make the model's state non-finite "
