@@ -794,7 +794,7 @@ class Engine:
         row = EventRow(seq, event_id, time.time(), x.tobytes(), encode_action(action), prob,
                        dist.tobytes(), int(n_draws), self.mode,
                        None if default_action is None else encode_action(default_action), greedy_text,
-                       self.model_version, self.replica)
+                       self.model_version, replica=self.replica)
         self._pending_ids.add(event_id)
         self._pending_draws += int(n_draws)
         if await self._write(("event", row)) == 0:  # another replica logged this event_id meanwhile
