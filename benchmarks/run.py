@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -414,24 +415,43 @@ def teacher_rows() -> list[dict]:
 
 
 def service_rows(seconds: float) -> list[dict]:
-    """The service load test: rank+reward pairs over HTTP on 127.0.0.1 (benchmarks/service_load.py)."""
+    """The service load test (benchmarks/service_load.py): rank+reward pairs over HTTP on 127.0.0.1 at
+    1,000 pairs/s offered (500 for the action-feature shapes), for each request shape, on a SQLite log
+    (fsynced) and, for the numeric API in the same run, on PostgreSQL with 2 replicas (requests
+    alternated between them)."""
     try:
         import service_load
     except ImportError:
         return []
-    try:
-        r = service_load.run(seconds=seconds, rate=1000.0, conns=32)
-    except ImportError as exc:  # the service extra is not installed
-        print(f"service benchmark skipped: {exc}", file=sys.stderr)
-        return []
-    p99 = max(r["rank_p99_ms"], r["reward_p99_ms"])
-    return [{"workload": f"decision service: rank+reward pairs over HTTP, {seconds:.0f} s at 1,000 pairs/s "
-                         f"offered, 32 connections, SQLite log fsynced",
-             "ours_text": f"{r['pairs_per_s']:,.0f} pairs/s",
-             "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
-                        f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
-                        f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms), {r['pairs']:,} pairs, "
-                        f"errors {r['errors']}, lost {r['lost']}, server CPU {r['server_cpu_us_per_pair']:.0f} µs/pair")}]
+    rows = []
+    for shape in service_load.SHAPES:
+        # replicas serve the numeric API (an action-feature service runs as one process)
+        for backend in ("sqlite", "postgres") if shape == "numeric" else ("sqlite",):
+            try:
+                rate = 1000.0 if shape == "numeric" else 500.0
+                r = service_load.run(seconds=seconds, rate=rate, conns=32, shape=shape, backend=backend)
+            except ImportError as exc:  # the service extra is not installed
+                print(f"service benchmark skipped: {exc}", file=sys.stderr)
+                return rows
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # no PostgreSQL server here
+                print(f"service benchmark ({shape}, {backend}) skipped: {exc}", file=sys.stderr)
+                continue
+            where = ("SQLite log fsynced" if backend == "sqlite" else
+                     f"PostgreSQL (fsync on), {r['replicas']} replicas, requests alternated")
+            p99 = max(r["rank_p99_ms"], r["reward_p99_ms"])
+            rows.append({
+                "workload": f"decision service, {r['describe']}: rank+reward pairs over HTTP, {seconds:.0f} s at "
+                            f"{rate:,.0f} pairs/s offered, 32 connections, {where}",
+                "ours_text": f"{r['pairs_per_s']:,.0f} pairs/s",
+                "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
+                           f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
+                           f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms; pair p99 from its scheduled "
+                           f"time {r['pair_p99_sched_ms']:.1f} ms), {r['pairs']:,} of {r['offered']:,} pairs "
+                           f"sent, errors {r['errors']}, "
+                           f"lost {r['lost']}, every replica learned every reward: "
+                           f"{'yes' if r['learned_by_all'] else 'NO'}, server CPU "
+                           f"{r['server_cpu_us_per_pair']:.0f} µs/pair")})
+    return rows
 
 
 def noisy_rows(data_dir) -> list[dict]:

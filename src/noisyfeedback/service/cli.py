@@ -128,6 +128,11 @@ def serve(
                            "every pair).")] = None,
     max_actions: Annotated[int, typer.Option("--max-actions", help="--action-features: actions a request may "
                                                                    "list.")] = 50,
+    replica: Annotated[Optional[str], typer.Option("--replica", help="This process's name among several "
+                                                   "replicas of one PostgreSQL log (each learns every reward "
+                                                   "of the log).")] = None,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", help="Replicas: seconds between reads of "
+                                                 "the rewards other replicas logged, when idle.")] = 0.05,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
@@ -141,12 +146,13 @@ def serve(
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
                             max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
                             bits=bits, interactions=tuple(interaction) if interaction else None,
-                            max_actions=max_actions)
+                            max_actions=max_actions, replica=replica, poll_interval=poll_interval)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
-    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db})", err=True)
+    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db}"
+               f"{f', replica {replica}' if replica else ''})", err=True)
     run(app, host, port, max_header)
 
 

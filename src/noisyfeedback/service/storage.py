@@ -46,7 +46,10 @@ CREATE TABLE IF NOT EXISTS event_extras (
 """
 
 #: columns added after the first release, with their SQL types: added to older databases on open
-MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"), ("rewards", "slots", "TEXT"))
+#: (``replica``, ``replica_seq``: the replica that ranked an event and its own count of events; a snapshot's
+#: replica, whose random stream it holds; NULL for a service of one process)
+MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"), ("rewards", "slots", "TEXT"),
+              ("events", "replica", "TEXT"), ("events", "replica_seq", "INTEGER"), ("snapshots", "replica", "TEXT"))
 
 #: the length of a key's public id (a prefix of its SHA-256 hash, shown by ``keys list``)
 KEY_ID_LENGTH = 12
@@ -83,6 +86,9 @@ class EventRow:
     deferred: bool = False
     request_sha256: str | None = None
     answer: bytes | None = None
+    #: the replica that ranked it (None: a service of one process). A replica's event carries its own
+    #: count of events as ``seq``; the log gives it the next global seq when it commits.
+    replica: str | None = None
 
     @property
     def has_extras(self) -> bool:
@@ -114,6 +120,7 @@ class Storage(Protocol):
     def event_context(self, event_id: str) -> tuple[bytes, str] | None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def setdefault_meta(self, key: str, value: str) -> str: ...
     def add_key(self, key_hash: str, role: str) -> None: ...
     def key_role(self, key_hash: str) -> str | None: ...
     def list_keys(self) -> list[tuple[str, str, float, float | None]]: ...
@@ -132,10 +139,15 @@ class Storage(Protocol):
 
     def latest_snapshot(self) -> tuple[str, int, int] | None: ...
     def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None: ...
+    def replica_snapshots(self) -> list[tuple[str, int, int, str | None, str | None]]: ...
+    def has_replica_events(self) -> bool: ...
+    def max_reward_seq(self) -> int: ...
+    def reward_events(self, after: int, upto: int) -> dict[int, tuple]: ...
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None,
+                     replica: str | None = None) -> None: ...
     def writable(self) -> bool: ...
-    def draws_after(self, event_seq: int, upto: int | None = None) -> int: ...
-    def max_event_seq(self) -> int: ...
+    def draws_after(self, event_seq: int, upto: int | None = None, replica: str | None = None) -> int: ...
+    def max_event_seq(self, replica: str | None = None) -> int: ...
     def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]: ...
     def catalogue_log(self) -> Iterator[tuple]:
         """Every action-feature event in seq order with its activation and reward: (seq, event_id, ranked_at,
@@ -220,10 +232,13 @@ class SQLiteStorage:
         try:
             for op in ops:
                 kind = op[0]
-                if kind == "event":
+                if kind == "event" and op[1].replica is not None:
+                    out.append(self._replica_event(op[1]))
+                elif kind == "event":
                     e: EventRow = op[1]
                     x(
-                        "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "INSERT INTO events (seq, event_id, ranked_at, context, action, probability, distribution, "
+                        "n_draws, mode, default_action, greedy, model_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         (e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution,
                          e.n_draws, e.mode, e.default_action, e.greedy, e.model_version))
                     if e.has_extras:
@@ -281,9 +296,10 @@ class SQLiteStorage:
                         x("UPDATE event_extras SET activated_at = ? WHERE event_id = ?", (when, event_id))
                         out.append("activated")
                 elif kind == "snapshot":
-                    _, path, reward_seq, event_seq, digest = op
-                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created, sha256) VALUES (?,?,?,?,?)",
-                      (str(path), reward_seq, event_seq, now, digest))
+                    _, path, reward_seq, event_seq, digest, *replica = op
+                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created, sha256, replica) "
+                      "VALUES (?,?,?,?,?,?)", (str(path), reward_seq, event_seq, now, digest,
+                                               replica[0] if replica else None))
                     out.append(None)
                 elif kind == "unreward":
                     x("DELETE FROM rewards WHERE seq = ?", (op[1],))
@@ -299,8 +315,32 @@ class SQLiteStorage:
             raise
         return out
 
+    def _replica_event(self, e: EventRow) -> int:
+        """Log a replica's event under the next global seq (the write lock is held); its own count goes to
+        ``replica_seq``. An ``event_id`` another replica logged meanwhile is refused (returns 0): the event
+        is logged under a void id ('~' and the replica's count, which no client id can be), so that the
+        draws it made stay in the replica's log."""
+        x = self._x
+        event_id = e.event_id
+        if x("SELECT 1 FROM events WHERE event_id = ?", (event_id,)).fetchone() is not None:
+            event_id = f"{e.event_id}~void~{e.replica}~{e.seq}"
+        seq = int(x("SELECT COALESCE(MAX(seq), 0) + 1 FROM events").fetchone()[0])
+        x("INSERT INTO events (seq, event_id, ranked_at, context, action, probability, distribution, n_draws, mode, "
+          "default_action, greedy, model_version, replica, replica_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+          (seq, event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, e.n_draws, e.mode,
+           e.default_action, e.greedy, e.model_version, e.replica, e.seq))
+        if getattr(e, "has_extras", False):  # an action-feature event's extras, under the global seq
+            x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) VALUES (?,?,?,?,?)",
+              (seq, event_id, int(e.deferred), e.request_sha256, e.answer))
+        return 0 if event_id != e.event_id else seq
+
     def set_meta(self, key: str, value: str) -> None:
         self._x("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def setdefault_meta(self, key: str, value: str) -> str:
+        """Store ``value`` under ``key`` unless a value is there already; the stored value."""
+        self._x("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, value))
+        return self.get_meta(key)
 
     def add_key(self, key_hash: str, role: str) -> None:
         self._x("INSERT INTO api_keys (hash, role, created) VALUES (?, ?, ?)", (key_hash, role, time.time()))
@@ -327,8 +367,9 @@ class SQLiteStorage:
             h = found[0]
         return self._x("DELETE FROM api_keys WHERE hash = ?", (h,)).rowcount
 
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None:
-        self.apply_batch([("snapshot", path, reward_seq, event_seq, digest)])
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None,
+                     replica: str | None = None) -> None:
+        self.apply_batch([("snapshot", path, reward_seq, event_seq, digest, replica)])
 
     # ------------------------------------------------------------------- reads
     def get_meta(self, key: str) -> str | None:
@@ -363,6 +404,15 @@ class SQLiteStorage:
         return [tuple(r) for r in self._x(
             "SELECT path, reward_seq, event_seq, sha256 FROM snapshots ORDER BY id DESC")]
 
+    def replica_snapshots(self) -> list[tuple[str, int, int, str | None, str | None]]:
+        """(path, reward_seq, event_seq, sha256, replica) of every snapshot, the latest first (a replica's
+        snapshot counts its own events in ``event_seq``)."""
+        return [tuple(r) for r in self._x(
+            "SELECT path, reward_seq, event_seq, sha256, replica FROM snapshots ORDER BY id DESC")]
+
+    def has_replica_events(self) -> bool:
+        return self._x("SELECT 1 FROM events WHERE replica IS NOT NULL LIMIT 1").fetchone() is not None
+
     def writable(self) -> bool:
         """Whether a write transaction can be opened now (the probe after a failed write)."""
         try:
@@ -376,13 +426,32 @@ class SQLiteStorage:
                 pass
             return False
 
-    def draws_after(self, event_seq: int, upto: int | None = None) -> int:
-        """Uniforms drawn by the events with seq > event_seq (and <= upto)."""
+    def draws_after(self, event_seq: int, upto: int | None = None, replica: str | None = None) -> int:
+        """Uniforms drawn by the events with seq > event_seq (and <= upto); with ``replica``, by that
+        replica's events with its own count of events in that range."""
+        top = (1 << 62) if upto is None else upto
+        if replica is not None:
+            return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE replica = ? AND replica_seq > ? "
+                               "AND replica_seq <= ?", (replica, event_seq, top)).fetchone()[0])
         return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ? AND seq <= ?",
-                           (event_seq, (1 << 62) if upto is None else upto)).fetchone()[0])
+                           (event_seq, top)).fetchone()[0])
 
-    def max_event_seq(self) -> int:
+    def max_event_seq(self, replica: str | None = None) -> int:
+        """The last event seq (with ``replica``: that replica's own count of events)."""
+        if replica is not None:
+            return int(self._x("SELECT COALESCE(MAX(replica_seq), 0) FROM events WHERE replica = ?",
+                               (replica,)).fetchone()[0])
         return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+
+    def max_reward_seq(self) -> int:
+        return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM rewards").fetchone()[0])
+
+    def reward_events(self, after: int, upto: int) -> dict[int, tuple]:
+        """{reward seq: (mode, default_action, greedy)} of the rewards with seq in (after, upto]: what the
+        counters of a reward need besides the row the model learns from."""
+        return {int(r[0]): tuple(r[1:]) for r in self._x(
+            "SELECT r.seq, e.mode, e.default_action, e.greedy FROM rewards r JOIN events e ON e.event_id = r.event_id "
+            "WHERE r.seq > ? AND r.seq <= ?", (after, upto))}
 
     def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]:
         """Rewards with seq > reward_seq (and <= upto) in seq order, in chunks of (seq, reward, context,

@@ -38,6 +38,10 @@ CREATE TABLE IF NOT EXISTS event_extras (
 ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS last_used DOUBLE PRECISION;
 ALTER TABLE rewards ADD COLUMN IF NOT EXISTS slots TEXT;
 ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS sha256 TEXT;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS replica TEXT;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS replica_seq BIGINT;
+ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS replica TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica_seq) WHERE replica IS NOT NULL;
 """
 
 LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes
