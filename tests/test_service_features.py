@@ -235,8 +235,14 @@ def test_multislot_refusals_and_rewards_per_slot(tmp_path):
         assert empty.status_code == 422 and "empty" in empty.text
         assert c.post("/reward/multislot", json={"event_id": "m2", "rewards": [{"slot_id": "top", "reward": 1}]},
                       headers=h).json()["status"] == "accepted"
+        # an event the service named ('ev~N') is rewarded by that name
+        own = c.post("/rank/multislot", json={"actions": actions, "slots": [{"id": "top"}, {"id": "side"}]},
+                     headers=h).json()
+        assert "~" in own["event_id"]
+        assert c.post("/reward/multislot", json={"event_id": own["event_id"], "rewards": [
+            {"slot_id": "top", "reward": 1}]}, headers=h).json()["status"] == "accepted"
         con = sqlite3.connect(cfg.db)
-        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",), ("1,0",)]
+        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",), ("1,0",), ("1,0",)]
         con.close()
 
 

@@ -97,6 +97,8 @@ def parse_body(model: type[BaseModel], raw: bytes):
 # ------------------------------------------------------------------ action features
 #: a client's event id: ASCII letters, digits and . _ : - (the service's own ids contain '~')
 EventId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
+#: an event to reward: a client's id or one the service gave ('ev~12')
+RankedEventId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:~\-]+$")]
 #: an action or slot id: 1 to 256 printable ASCII characters
 ItemId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[\x20-\x7E]+$")]
 _Name = Annotated[str, Field(max_length=256)]
@@ -151,7 +153,7 @@ class SlotRewardRequest(BaseModel):
     """The rewards of a multi-slot event, per slot (a slot left out: 0)."""
 
     model_config = _STRICT
-    event_id: EventId
+    event_id: RankedEventId
     rewards: Annotated[list[SlotReward], Field(min_length=1, max_length=50)]
     timestamp: float | None = None
 
