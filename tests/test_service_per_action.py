@@ -59,6 +59,7 @@ def test_per_action_rates_build_the_learner_and_are_kept(tmp_path):
     ({"rho0": [0.3, 0.3, 0.6, 0.0]}, "below 1 for action 2"),
     ({"rho1": [0.1, -0.1, 0.0, 0.0]}, "--rho1 must be in \\[0, 1\\)"),
     ({"rho0": [0.1] * 4, "rho1": [0.1] * 5, "n_classes": None}, "as many rates"),
+    ({"rho0": [0.1] * 4, "n_classes": None, "n_features": None, "action_features": True}, "numbered actions"),
 ])
 def test_bad_per_action_rates_are_refused(tmp_path, kw, match):
     with pytest.raises(ValueError, match=match):

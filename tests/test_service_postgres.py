@@ -103,3 +103,42 @@ def test_postgres_log_gives_the_sqlite_model_and_rebuilds_it(postgres_dsn, tmp_p
         np.testing.assert_array_equal(engine.learner.W_, W_pg)
         assert engine.learner.rng_.bit_generator.state == rng_pg
         assert engine.stats["events"] == 60 and engine.stats["rewards"] == 60
+
+
+def test_postgres_action_feature_service_gives_the_sqlite_model(postgres_dsn, tmp_path):
+    """An action-feature service (deferred activation, per-slot rewards) on PostgreSQL: the SQLite model,
+    and the same model after a restart."""
+    import psycopg
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as con:
+        con.execute("CREATE DATABASE nf_features")
+    dsn = postgres_dsn.replace("/postgres?", "/nf_features?")
+
+    def run(db, snapshots, **kw):
+        cfg = ServiceConfig(db=db, learner="SquareCB", action_features=True, bits=10, snapshot_dir=snapshots,
+                            params={"seed": 2, "n_slots": 2}, **kw)
+        app = create_app(cfg)
+        key = {"Authorization": f"Bearer {create_key(db, 'rank')}"}
+        rng = np.random.default_rng(1)
+        with TestClient(app) as c:
+            for k in range(30):
+                actions = [{"id": f"i{j}", "features": [{"a": {"x": float(rng.normal())}}]} for j in range(4)]
+                body = {"context_features": [{"u": {"y": float(rng.normal())}}], "actions": actions,
+                        "slots": [{"id": "top"}, {"id": "side"}], "event_id": f"m{k}", "defer_activation": k % 3 == 0}
+                assert c.post("/rank/multislot", json=body, headers=key).status_code == 200
+                if k % 3 == 0 and k % 2 == 0:
+                    assert c.post(f"/events/m{k}/activate", headers=key).json()["status"] == "activated"
+                r = c.post("/reward/multislot", json={"event_id": f"m{k}", "rewards": [
+                    {"slot_id": "top", "reward": int(rng.random() < 0.5)}]}, headers=key)
+                assert r.status_code == (409 if k % 3 == 0 and k % 2 else 200), r.text
+            e = app.state.engine
+            return cfg, e.learner.weights_.copy(), e.learner.rng_.bit_generator.state, dict(e.stats)
+
+    cfg, w_pg, rng_pg, stats = run(dsn, tmp_path / "pg")
+    _, w_lite, rng_lite, _ = run(tmp_path / "f.db", tmp_path / "lite", synchronous="NORMAL")
+    np.testing.assert_array_equal(w_pg, w_lite)
+    assert rng_pg == rng_lite and stats["deferred_pending"] == 5
+    app = create_app(ServiceConfig(db=dsn, snapshot_dir=tmp_path / "pg"))
+    with TestClient(app):
+        np.testing.assert_array_equal(app.state.engine.learner.weights_, w_pg)
+        assert app.state.engine.learner.rng_.bit_generator.state == rng_pg

@@ -118,6 +118,16 @@ def serve(
                                                                  "bytes.")] = 16 << 10,
     snapshot_dir: Annotated[Optional[Path], typer.Option("--snapshot-dir", help="Folder of the model snapshots "
                                                          "(default: DB.snapshots next to a SQLite file).")] = None,
+    action_features: Annotated[bool, typer.Option("--action-features", help="Rank actions described by features "
+                                                  "(context_features, actions; multi-slot, Personalizer routes) "
+                                                  "with a catalogue learner, e.g. --learner SquareCB.")] = False,
+    bits: Annotated[Optional[int], typer.Option("--bits", help="--action-features: hash into 2^BITS weights "
+                                                               "(default 18).")] = None,
+    interaction: Annotated[Optional[list[str]], typer.Option("--interaction", help="--action-features: VW's -q "
+                           "pair of namespace first letters (context, action), ':' any; repeatable (default: "
+                           "every pair).")] = None,
+    max_actions: Annotated[int, typer.Option("--max-actions", help="--action-features: actions a request may "
+                                                                   "list.")] = 50,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
@@ -130,7 +140,9 @@ def serve(
                             params=parse_param_items(param), rho0=parse_rates(rho0, "--rho0"),
                             rho1=parse_rates(rho1, "--rho1"), mode=mode,
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
-                            max_header=max_header, snapshot_dir=snapshot_dir)
+                            max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
+                            bits=bits, interactions=tuple(interaction) if interaction else None,
+                            max_actions=max_actions)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error) as exc:

@@ -42,6 +42,8 @@ from .stores import open_storage
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
 MAX_BATCH = 1024
+#: the log operations that write a reward the model learns
+REWARD_OPS = ("reward", "creward")
 log = logging.getLogger("noisyfeedback.service")
 
 
@@ -80,6 +82,13 @@ class ServiceConfig:
     max_header: int = 16 << 10
     #: nesting depth of a JSON body (422 beyond)
     max_depth: int = 32
+    #: serve rounds of actions described by features (a catalogue learner; ``/rank`` takes
+    #: ``context_features`` and ``actions``), hashed into 2^bits weights with the given interactions
+    action_features: bool = False
+    bits: int | None = None
+    interactions: tuple[str, ...] | None = None
+    #: actions a request may list (action-feature services)
+    max_actions: int = 50
 
     def check(self) -> None:
         """Refuse values no service can run with (one ``ValueError`` naming the option)."""
@@ -93,6 +102,19 @@ class ServiceConfig:
         positive_int("max_header", self.max_header, 1024)
         positive_int("max_depth", self.max_depth, 2)
         positive_int("snapshot_every", self.snapshot_every, 0)
+        positive_int("max_actions", self.max_actions)
+        if self.action_features:
+            positive_int("bits", self.bits)
+            if self.bits is not None and self.bits > 30:
+                raise ValueError(f"--bits must be at most 30; got {self.bits!r}.")
+            if self.mode != "online":
+                raise ValueError("--action-features serves in online mode only (apprentice mode is for the "
+                                 "numeric API).")
+            if self.n_classes is not None or self.n_features is not None:
+                raise ValueError("--action-features takes its actions and features from each request: leave "
+                                 "out --n-classes and --n-features.")
+        elif self.bits is not None or self.interactions is not None:
+            raise ValueError("--bits and --interaction hash action features: give --action-features too.")
         rates = {}
         for name in ("rho0", "rho1"):
             v = getattr(self, name)
@@ -105,6 +127,9 @@ class ServiceConfig:
                 raise ValueError(f"--{name} must hold one rate per action: {self.n_classes} rates; got {len(vals)}.")
             rates[name] = vals if v is not None else [0.0]
         r0, r1 = rates["rho0"], rates["rho1"]
+        if self.action_features and (isinstance(self.rho0, (list, tuple)) or isinstance(self.rho1, (list, tuple))):
+            raise ValueError("--rho0/--rho1 per action need numbered actions: with --action-features the actions "
+                             "change with each request; give one rate.")
         if len(r0) > 1 and len(r1) > 1 and len(r0) != len(r1):
             raise ValueError(f"--rho0 and --rho1 must hold as many rates; got {len(r0)} and {len(r1)}.")
         n = max(len(r0), len(r1))
@@ -157,6 +182,9 @@ def _sha256(path: Path) -> str:
 class Engine:
     """The learner, the log and the writer thread. All model work happens on the event loop's thread."""
 
+    #: whether the service ranks actions described by features (:class:`~.catalogue.CatalogueEngine`)
+    catalogue = False
+
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
         cfg.check()
         self.cfg = cfg
@@ -198,6 +226,13 @@ class Engine:
         self._rebuilt = False
 
     # ------------------------------------------------------------ start-up
+    def _fresh(self) -> tuple[Any, dict]:
+        """A new service's learner and the configuration stored with it."""
+        learner = build_learner(self.cfg)
+        return learner, {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
+                         "n_features": int(n_features_of(learner)), "m": set_size(learner),
+                         "rho0": _rates_conf(self.cfg.rho0), "rho1": _rates_conf(self.cfg.rho1)}
+
     def _check_config(self, conf: dict) -> None:
         """A restart that names another learner, size or flip rate than the database holds is refused."""
         cfg, given = self.cfg, []
@@ -287,10 +322,7 @@ class Engine:
         st = self.storage
         stored = st.get_meta("config")
         if stored is None:
-            learner = build_learner(self.cfg)
-            conf = {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
-                    "n_features": int(n_features_of(learner)), "m": set_size(learner),
-                    "rho0": _rates_conf(self.cfg.rho0), "rho1": _rates_conf(self.cfg.rho1)}
+            learner, conf = self._fresh()
             path, digest = self._write_snapshot(learner, "snapshot-000000000000-000000000000.npz")
             st.set_meta("config", json.dumps(conf))
             st.set_meta("mode", self.cfg.mode)
@@ -451,9 +483,9 @@ class Engine:
             return
         rows, events = [], {}
         for (op, _), res in zip(batch, results):
-            if op[0] == "reward" and res.status == "accepted":
+            if op[0] in REWARD_OPS and res.status == "accepted":
                 ctx, action, prob, mode, default_action, greedy = res.event
-                rows.append((res.seq, res.reward, ctx, action, prob))
+                rows.append((res.seq, res.reward, ctx, action, prob, res.slots))
                 events[res.seq] = (mode, default_action, greedy)
         refused = set(self._learn_live(rows)) if rows else set()
         s = self.stats
@@ -473,7 +505,7 @@ class Engine:
         for (op, fut), res in zip(batch, results):
             if fut is None or fut.done():
                 continue
-            if op[0] == "reward" and res.status == "accepted" and res.seq in refused:
+            if op[0] in REWARD_OPS and res.status == "accepted" and res.seq in refused:
                 # answered once the removal of the reward from the log has committed
                 self._chain(("unreward", res.seq), fut, ServiceError(
                     422, f"learning the reward of event {op[1]!r} would make the model's state non-finite "

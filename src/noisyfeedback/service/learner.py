@@ -90,6 +90,9 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     except ValueError:
         raise ValueError(f"{what} {name!r} is not a registered learner; the service serves: "
                          f"{', '.join(servable_learners())}.") from None
+    if registry.learner_tags(klass).family == "catalogue":
+        raise ValueError(f"{what} {klass.__name__} ranks actions described by features: serve it with "
+                         "--action-features (without --n-classes and --n-features).")
     if klass.__name__ not in servable_learners():
         raise ValueError(f"{what} {klass.__name__} does not learn from bandit feedback; the service serves: "
                          f"{', '.join(servable_learners())}.")

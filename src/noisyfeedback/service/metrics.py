@@ -110,6 +110,14 @@ class Metrics:
             ("nf_click_rate_upper", "gauge", "Upper end of its 95% interval.", hi),
             ("nf_apprentice_mode", "gauge", "1 in apprentice mode, 0 online.", int(engine.mode == "apprentice")),
         ]
+        if getattr(engine, "catalogue", False):
+            gauges += [
+                ("nf_deferred_events_total", "counter", "Events ranked with deferred activation.",
+                 s.get("deferred", 0)),
+                ("nf_deferred_not_activated", "gauge", "Deferred events not activated (never learned from "
+                 "unless activated).", s.get("deferred_pending", 0)),
+                ("nf_rewards_ignored_total", "counter", "Rewards of deferred events not activated, dropped (the "
+                 "Personalizer routes; since the start).", s.get("ignored_rewards", 0))]
         app = engine.apprentice_report()
         gauges += [
             ("nf_apprentice_agreement", "gauge", "Share of apprentice events where the learned greedy "
