@@ -225,10 +225,10 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         calibration: the feedback rate of confident right plays of a (greedy, margin >= RATE_MARGIN) estimates
         1 − ρ1(a) (shrunk toward the pooled rate by RATE_MIN_ANCHORS), that of plays of a well below the greedy
         label ρ0(a) (shrunk toward 0 by RATE_PRIOR). Used when there are RATE_MIN_ANCHORS right-play anchors
-        per action on average, 1 − ρ0 − ρ1 >= 0.05 everywhere, and the
-        rates differ between the actions (chi-square at RATE_LEVEL); else the values stay uncorrected: without
-        anchors (no context where the learner is confident) and where the rates are the same for every action
-        (the ranking of the raw values is then already right). The right-play tallies then decay by RATE_DECAY.
+        per action on average, 1 − ρ0 − ρ1 >= 0.05 everywhere, and the rates differ between the actions
+        (chi-square at RATE_LEVEL); else the values stay uncorrected: without anchors (no context where the
+        learner is confident) and where the rates are the same for every action (the ranking of the raw values
+        is then already right). The right-play tallies then decay by RATE_DECAY.
 
         Both ends are biased toward each other by the learner's mistakes (a confident play that is wrong, a
         doubtful one that is right), less as it learns; the ranking is robust to that (on MNIST with the
@@ -252,7 +252,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                     stat = float((n[seen] * (h[seen] / n[seen] - pooled) ** 2).sum() / (pooled * (1.0 - pooled)))
                     differ = differ or stat > chi2.ppf(1.0 - self.RATE_LEVEL, int(seen.sum()) - 1)
             ok = differ
-        self.rate_estimates_ = np.vstack([r0, r1]) if K else self.rate_estimates_
+        self.rate_estimates_ = np.vstack([r0, r1])
         self.rate_state_[0] = 1 if ok else 0
         self.rate_state_[1] += 1
         self.rate_stats_[:2] *= self.RATE_DECAY
