@@ -305,7 +305,8 @@ def render(rows: list[dict], stream: str, args) -> str:
 
 
 #: the parts of the benchmark, in the order they run
-PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend"]
+PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend",
+         "catalogue"]
 
 
 def main(argv=None) -> int:
@@ -325,6 +326,14 @@ def main(argv=None) -> int:
     ap.add_argument("--recommend-vw-rounds", type=int, default=20_000)
     ap.add_argument("--per-action-seeds", type=int, default=3,
                     help="seeds of the flips-that-depend-on-the-action comparison (benchmarks/per_action_mnist.py)")
+    ap.add_argument("--catalogue-rounds", type=int, default=200_000,
+                    help="rounds of the catalogue learners' churn comparison with VW (benchmarks/catalogue_peers.py)")
+    ap.add_argument("--catalogue-seeds", type=int, default=3)
+    ap.add_argument("--catalogue-multiclass-rounds", type=int, default=20_000,
+                    help="rounds of the multiclass candidate-list comparison (VW reads every candidate's copy "
+                         "of the context: MNIST's file grows by ~1 MB a round)")
+    ap.add_argument("--catalogue-slot-rounds", type=int, default=50_000, help="rounds of the slots comparison")
+    ap.add_argument("--catalogue-vw-rounds", type=int, default=20_000, help="rounds in VW's ADF file (speed)")
     ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
 
@@ -364,12 +373,40 @@ def main(argv=None) -> int:
                 print("per_action skipped: it runs on MNIST and Fashion-MNIST (--data-dir)", file=sys.stderr)
                 continue
             rows += per_action_rows(args.data_dir, args.rounds, args.per_action_seeds)
+        elif part == "catalogue":
+            rows += catalogue_rows(args.rounds, args.catalogue_vw_rounds)
+            import catalogue_peers
+
+            extra += "\n" + catalogue_peers.sections(args.data_dir, args.catalogue_rounds, args.catalogue_seeds,
+                                                     slot_rounds=args.catalogue_slot_rounds,
+                                                     mc_rounds=args.catalogue_multiclass_rounds)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
     text = render(rows, stream, args) + extra
     Path(args.out).write_text(text)
     print(text)
     return 0
+
+
+def catalogue_rows(rounds: int, vw_rounds: int) -> list[dict]:
+    """CatalogueSquareCB's simulate speed (10 candidates, 20 context and 10 item features; targets: dense
+    ≥ 500k rounds/s, hashed 2^18 ≥ 150k rounds/s, ≥ 5× VW's examples/s on the same stream)."""
+    import catalogue_speed
+
+    m = catalogue_speed.measure(rounds=rounds, vw_rounds=vw_rounds)
+    vw = m["vw"]
+    rows = []
+    for key, label in (("dense", "dense, the interaction a bilinear form"), ("hashed", "hashed into 2^18")):
+        wall, cpu = m[key]
+        row = {"workload": f"catalogue, CatalogueSquareCB {label}: 10 candidates, 20 context and 10 item features",
+               "ours": wall, "detail": f"{_rate(cpu)} per CPU-second; targets: dense ≥ 500k/s, hashed ≥ 150k/s"}
+        if vw is None:
+            row.update(peer="VW not installed")
+        else:
+            row.update(peer="VW --cb_explore_adf --squarecb -q sa (ADF file, parse included)", peer_rate=vw[0])
+            row["detail"] += f"; VW {_rate(vw[1])} per CPU-second: ours {cpu / vw[1]:.1f}× per CPU-second"
+        rows.append(row)
+    return rows
 
 
 def teacher_rows() -> list[dict]:

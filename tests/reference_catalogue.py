@@ -13,9 +13,10 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all") -> np.ndarray:
-    """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says."""
-    xh, zh = unit(x), unit(z)
+def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all", unit_items: bool = True) -> np.ndarray:
+    """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says (ẑ = z when not
+    ``unit_items``: ``item_norm="none"``)."""
+    xh, zh = unit(x), (unit(z) if unit_items else z)
     parts = [np.outer(xh, zh).ravel(), zh if lin in ("all", "item") else 0 * zh,
              xh if lin == "all" else 0 * xh, np.array([1.0 if lin == "all" else 0.0])]
     return np.concatenate(parts)
