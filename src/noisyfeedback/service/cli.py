@@ -102,10 +102,10 @@ def serve(
     n_classes: Annotated[Optional[int], typer.Option("--n-classes", help="Number of actions K.")] = None,
     n_features: Annotated[Optional[int], typer.Option("--n-features", help="Context dimension d.")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="Learner parameter key=value.")] = None,
-    rho0: Annotated[Optional[float], typer.Option("--rho0", help="Flip rate P(click seen | no click) "
-                                                              "(default 0).")] = None,
-    rho1: Annotated[Optional[float], typer.Option("--rho1", help="Flip rate P(no click seen | click) "
-                                                              "(default 0).")] = None,
+    rho0: Annotated[Optional[str], typer.Option("--rho0", help="Flip rate P(click seen | no click) "
+                                                            "(default 0), or one per action: 0.3,0.3,0,0.")] = None,
+    rho1: Annotated[Optional[str], typer.Option("--rho1", help="Flip rate P(no click seen | click) "
+                                                            "(default 0), or one per action: 0,0,0.5,0.5.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="online or apprentice.")] = "online",
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8000,
@@ -137,12 +137,13 @@ def serve(
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
     from .engine import ServiceConfig
-    from .learner import parse_param_items
+    from .learner import parse_param_items, parse_rates
     from .server import run
 
     try:
         cfg = ServiceConfig(db=db, model=model, learner=learner, n_classes=n_classes, n_features=n_features,
-                            params=parse_param_items(param), rho0=rho0, rho1=rho1, mode=mode,
+                            params=parse_param_items(param), rho0=parse_rates(rho0, "--rho0"),
+                            rho1=parse_rates(rho1, "--rho1"), mode=mode,
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
                             max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
                             bits=bits, interactions=tuple(interaction) if interaction else None,

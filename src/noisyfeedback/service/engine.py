@@ -74,7 +74,8 @@ class ServiceConfig:
     """How to start a service. The learner is given by ``model`` (a saved ``.npz``) or by ``learner``,
     ``n_classes`` and ``n_features`` (plus ``params``); on a database that already holds a service, the
     database's configuration and last snapshot win, and a different ``learner``, ``n_classes``,
-    ``n_features``, ``rho0`` or ``rho1`` is refused (``None``: not given)."""
+    ``n_features``, ``rho0`` or ``rho1`` is refused (``None``: not given). ``rho0``/``rho1``: one flip rate,
+    or a list of one per action (flips that depend on the action)."""
 
     db: str | Path
     model: str | Path | None = None
@@ -82,8 +83,8 @@ class ServiceConfig:
     n_classes: int | None = None
     n_features: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    rho0: float | None = None
-    rho1: float | None = None
+    rho0: float | list[float] | None = None
+    rho1: float | list[float] | None = None
     mode: str = "online"
     snapshot_every: int = 100_000
     synchronous: str = "FULL"
@@ -132,12 +133,29 @@ class ServiceConfig:
                                  "out --n-classes and --n-features.")
         elif self.bits is not None or self.interactions is not None:
             raise ValueError("--bits and --interaction hash action features: give --action-features too.")
+        rates = {}
         for name in ("rho0", "rho1"):
             v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and 0 <= v < 1):
-                raise ValueError(f"--{name} must be in [0, 1); got {v!r}.")
-        if (self.rho0 or 0) + (self.rho1 or 0) >= 1:
-            raise ValueError(f"--rho0 + --rho1 must be below 1; got {self.rho0} + {self.rho1}.")
+            per = isinstance(v, (list, tuple))
+            vals = list(v) if per else [v]
+            if v is not None and (not vals or not all(isinstance(r, (int, float)) and not isinstance(r, bool)
+                                                       and 0 <= r < 1 for r in vals)):
+                raise ValueError(f"--{name} must be in [0, 1), or one such rate per action; got {v!r}.")
+            if per and self.n_classes is not None and len(vals) != self.n_classes:
+                raise ValueError(f"--{name} must hold one rate per action: {self.n_classes} rates; got {len(vals)}.")
+            rates[name] = vals if v is not None else [0.0]
+        r0, r1 = rates["rho0"], rates["rho1"]
+        if self.action_features and (isinstance(self.rho0, (list, tuple)) or isinstance(self.rho1, (list, tuple))):
+            raise ValueError("--rho0/--rho1 per action need numbered actions: with --action-features the actions "
+                             "change with each request; give one rate.")
+        if len(r0) > 1 and len(r1) > 1 and len(r0) != len(r1):
+            raise ValueError(f"--rho0 and --rho1 must hold as many rates; got {len(r0)} and {len(r1)}.")
+        n = max(len(r0), len(r1))
+        for a in range(n):
+            x0, x1 = r0[a if len(r0) > 1 else 0], r1[a if len(r1) > 1 else 0]
+            if x0 + x1 >= 1:
+                where = f" for action {a}" if n > 1 else ""
+                raise ValueError(f"--rho0 + --rho1 must be below 1{where}; got {x0} + {x1}.")
         if self.mode not in ("online", "apprentice"):
             raise ValueError(f"--mode must be online or apprentice; got {self.mode!r}.")
         if self.replica is not None and not (isinstance(self.replica, str) and REPLICA_NAME.fullmatch(self.replica)):
@@ -152,6 +170,13 @@ class ServiceConfig:
             raise ValueError(f"--poll-interval must be in [0.001, 60] seconds; got {self.poll_interval!r}.")
         if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):
             raise ValueError(f"busy_timeout must be in (0, 3600) seconds; got {self.busy_timeout!r}.")
+
+
+def _rates_conf(v) -> float | list[float]:
+    """A flip-rate option as the stored configuration holds it: a float, or a list of one per action."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [float(r) for r in v]
+    return float(v or 0.0)
 
 
 def build_learner(cfg: ServiceConfig):
@@ -236,7 +261,7 @@ class Engine:
         learner = build_learner(self.cfg)
         return learner, {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
                          "n_features": int(n_features_of(learner)), "m": set_size(learner),
-                         "rho0": float(self.cfg.rho0 or 0.0), "rho1": float(self.cfg.rho1 or 0.0)}
+                         "rho0": _rates_conf(self.cfg.rho0), "rho1": _rates_conf(self.cfg.rho1)}
 
     def _check_config(self, conf: dict) -> None:
         """A restart that names another learner, size or flip rate than the database holds is refused."""
@@ -257,7 +282,7 @@ class Engine:
         for opt, key, value in (("--n-classes", "n_classes", cfg.n_classes), ("--n-features", "n_features",
                                 cfg.n_features), ("--rho0", "rho0", cfg.rho0), ("--rho1", "rho1", cfg.rho1)):
             if value is not None:
-                given.append((opt, conf[key], type(conf[key])(value)))
+                given.append((opt, conf[key], _rates_conf(value) if key.startswith("rho") else type(conf[key])(value)))
         for opt, stored, new in given:
             if stored != new:
                 raise ValueError(f"the database {self.db} serves {opt.lstrip('-').replace('-', '_')} = {stored!r}; "

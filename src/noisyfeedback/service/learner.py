@@ -43,6 +43,22 @@ def parse_param_items(items: list[str] | None, flag: str = "--param") -> dict[st
     return out
 
 
+def parse_rates(text: str | None, flag: str = "--rho0") -> float | list[float] | None:
+    """A flip-rate option: one rate, or one per action separated by commas.
+
+    >>> parse_rates("0.2"), parse_rates("0.3,0.3,0,0"), parse_rates(None)
+    (0.2, [0.3, 0.3, 0.0, 0.0], None)
+    """
+    if text is None:
+        return None
+    try:
+        vals = [float(t) for t in str(text).split(",")]
+    except ValueError:
+        raise ValueError(f"{flag} takes a rate in [0, 1) or one per action separated by commas; got {text!r}.") \
+            from None
+    return vals[0] if len(vals) == 1 and "," not in str(text) else vals
+
+
 def set_size(learner) -> int:
     """m, the number of labels one action holds (1 for single-action learners)."""
     return int(learner.get_params().get("m", 1)) if learner.feedback_kind == "set" else 1
@@ -83,8 +99,8 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     params = dict(params)
     names = registry.learner_params(klass)
     for k, v in (("rho0", rho0), ("rho1", rho1)):
-        if k in names and k not in params and v:
-            params[k] = v
+        if k in names and k not in params and (any(v) if isinstance(v, (list, tuple)) else v):
+            params[k] = list(v) if isinstance(v, (list, tuple)) else v
     try:
         learner = registry.build_learner(klass, n_classes, **params)
         if learner.feedback_kind not in ("bandit", "set"):

@@ -93,7 +93,13 @@ class Metrics:
             lines.append(f'nf_request_duration_seconds_sum{{route="{route}"}} {h.sum}')
             lines.append(f'nf_request_duration_seconds_count{{route="{route}"}} {h.n}')
         s = engine.stats
-        est, lo, hi = rate_estimate(int(s["rewards"]), s["reward_sum"], s["reward_sq"], engine.rho0, engine.rho1)
+        if isinstance(engine.rho0, list) or isinstance(engine.rho1, list):
+            # per-action rates correct each action's rewards with its own: the counters here are not per
+            # action, so no corrected rate is claimed (NaN); nf.ope / GET /evaluate correct per action
+            est = lo = hi = math.nan
+        else:
+            est, lo, hi = rate_estimate(int(s["rewards"]), s["reward_sum"], s["reward_sq"], engine.rho0,
+                                        engine.rho1)
         gauges = [
             ("nf_events_total", "counter", "Ranked events in the log.", s["events"]),
             ("nf_rewards_total", "counter", "Accepted rewards in the log.", s["rewards"]),
