@@ -125,17 +125,6 @@ class Storage(Protocol):
     def key_role(self, key_hash: str) -> str | None: ...
     def list_keys(self) -> list[tuple[str, str, float, float | None]]: ...
     def revoke_key(self, key_hash_or_id: str) -> int: ...
-    def event_answer(self, event_id: str) -> tuple[str | None, bytes | None] | None:
-        """(request digest, answer) of a logged event (both None for events without them); None when the
-        event is not in the log."""
-        row = self._x("SELECT x.request_sha256, x.answer FROM events e LEFT JOIN event_extras x ON x.seq = e.seq "
-                      "WHERE e.event_id = ?", (event_id,)).fetchone()
-        return None if row is None else (row[0], None if row[1] is None else bytes(row[1]))
-
-    def event_context(self, event_id: str) -> tuple[bytes, str] | None:
-        """(context, action) of a logged event; None when it is not in the log."""
-        row = self._x("SELECT context, action FROM events WHERE event_id = ?", (event_id,)).fetchone()
-        return None if row is None else (bytes(row[0]), row[1])
 
     def latest_snapshot(self) -> tuple[str, int, int] | None: ...
     def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
