@@ -119,6 +119,29 @@ def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2)
     print("regression checked", flush=True)
 
 
+def regression_grid_both_sizes(rows: list[dict]) -> None:
+    """MSE at every r of the grid on the tuning sequences at the quick and at the full sizes; prints, per
+    learner, the r whose worst ratio to the best over all ten tuning settings is smallest, and the shipped
+    default's worst ratio (what a horizon-free default can achieve across the two modes)."""
+    for sizes_name, sizes in (("quick", QUICK_SIZES), ("full", FULL_SIZES)):
+        for label, X, y, ch in regression_settings(999, 998, sizes):
+            for name, make in LEARNERS.items():
+                for r in R_GRID:
+                    rows.append({"part": f"grid {sizes_name}", "learner": name, "setting": label, "r": r,
+                                 "mse": regression_mse(lambda: make(r), X, y, ch, 997)})
+            print(f"grid {sizes_name} {label} done", flush=True)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    df["ratio"] = df["mse"] / df.groupby(["part", "learner", "setting"])["mse"].transform("min")
+    worst = df.groupby(["learner", "r"])["ratio"].max()
+    shipped = defaults_regression()
+    for name in LEARNERS:
+        w = worst.loc[name]
+        print(f"{name}: best single r {w.idxmin():g} (worst ratio {w.min():.3f} over quick + full tuning "
+              f"settings); shipped r {shipped[name]:g}: worst {w.loc[shipped[name]]:.3f}", flush=True)
+
+
 def defaults_regression() -> dict[str, float]:
     """r of ``NLMS()`` and ``ORS()`` as shipped (the ``full`` check measures the defaults, not a new choice)."""
     return {"NLMS": nf.NLMS().r, "ORS": nf.ORS().r}
@@ -245,7 +268,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
     ap.add_argument("--out", default="tune_defaults.csv")
-    ap.add_argument("--only", choices=("regression", "teachers", "regression-full", "teachers-full"), default=None,
+    ap.add_argument("--only", choices=("regression", "teachers", "regression-full", "teachers-full",
+                                               "regression-grid"), default=None,
                     help="the *-full parts check the shipped defaults at the full reproductions' sizes")
     ap.add_argument("--seeds", type=int, default=3, help="report seeds of regression-full")
     ap.add_argument("--splits", type=int, default=1, help="random half splits per class pair of teachers-full")
@@ -254,6 +278,8 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     rows: list[dict] = []
+    if args.only == "regression-grid":
+        regression_grid_both_sizes(rows)
     if args.only == "regression-full":
         check_regression(rows, defaults_regression(), tuple(range(args.seeds)), FULL_SIZES, part="full")
     if args.only == "teachers-full":
@@ -262,7 +288,7 @@ def main(argv=None) -> int:
         pd.DataFrame(grid).groupby(["part", "dataset", "lam", "eps"])["error"].agg(
             mean_error="mean", problems="count").reset_index().to_csv(
             os.path.splitext(args.out)[0] + "_grid.csv", index=False)
-    if args.only in ("regression-full", "teachers-full"):
+    if args.only in ("regression-full", "teachers-full", "regression-grid"):
         df = pd.DataFrame(rows)
         df.to_csv(args.out, index=False)
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):
