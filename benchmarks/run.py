@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -305,7 +306,8 @@ def render(rows: list[dict], stream: str, args) -> str:
 
 
 #: the parts of the benchmark, in the order they run
-PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "service", "recommend"]
+PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend",
+         "catalogue"]
 
 
 def main(argv=None) -> int:
@@ -323,6 +325,16 @@ def main(argv=None) -> int:
     ap.add_argument("--recommend-rounds", type=int, default=1_000_000,
                     help="rounds of the recommended-learners comparison (benchmarks/recommend.py)")
     ap.add_argument("--recommend-vw-rounds", type=int, default=20_000)
+    ap.add_argument("--per-action-seeds", type=int, default=3,
+                    help="seeds of the flips-that-depend-on-the-action comparison (benchmarks/per_action_mnist.py)")
+    ap.add_argument("--catalogue-rounds", type=int, default=200_000,
+                    help="rounds of the catalogue learners' churn comparison with VW (benchmarks/catalogue_peers.py)")
+    ap.add_argument("--catalogue-seeds", type=int, default=3)
+    ap.add_argument("--catalogue-multiclass-rounds", type=int, default=20_000,
+                    help="rounds of the multiclass candidate-list comparison (VW reads every candidate's copy "
+                         "of the context: MNIST's file grows by ~1 MB a round)")
+    ap.add_argument("--catalogue-slot-rounds", type=int, default=50_000, help="rounds of the slots comparison")
+    ap.add_argument("--catalogue-vw-rounds", type=int, default=20_000, help="rounds in VW's ADF file (speed)")
     ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
 
@@ -357,12 +369,45 @@ def main(argv=None) -> int:
                                                args.recommend_vw_rounds)
         elif part == "noisy":
             rows += noisy_rows(args.data_dir)
+        elif part == "per_action":
+            if not args.data_dir:
+                print("per_action skipped: it runs on MNIST and Fashion-MNIST (--data-dir)", file=sys.stderr)
+                continue
+            rows += per_action_rows(args.data_dir, args.rounds, args.per_action_seeds)
+        elif part == "catalogue":
+            rows += catalogue_rows(args.rounds, args.catalogue_vw_rounds)
+            import catalogue_peers
+
+            extra += "\n" + catalogue_peers.sections(args.data_dir, args.catalogue_rounds, args.catalogue_seeds,
+                                                     slot_rounds=args.catalogue_slot_rounds,
+                                                     mc_rounds=args.catalogue_multiclass_rounds)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
     text = render(rows, stream, args) + extra
     Path(args.out).write_text(text)
     print(text)
     return 0
+
+
+def catalogue_rows(rounds: int, vw_rounds: int) -> list[dict]:
+    """CatalogueSquareCB's simulate speed (10 candidates, 20 context and 10 item features; targets: dense
+    ≥ 500k rounds/s, hashed 2^18 ≥ 150k rounds/s, ≥ 5× VW's examples/s on the same stream)."""
+    import catalogue_speed
+
+    m = catalogue_speed.measure(rounds=rounds, vw_rounds=vw_rounds)
+    vw = m["vw"]
+    rows = []
+    for key, label in (("dense", "dense, the interaction a bilinear form"), ("hashed", "hashed into 2^18")):
+        wall, cpu = m[key]
+        row = {"workload": f"catalogue, CatalogueSquareCB {label}: 10 candidates, 20 context and 10 item features",
+               "ours": wall, "detail": f"{_rate(cpu)} per CPU-second; targets: dense ≥ 500k/s, hashed ≥ 150k/s"}
+        if vw is None:
+            row.update(peer="VW not installed")
+        else:
+            row.update(peer="VW --cb_explore_adf --squarecb -q sa (ADF file, parse included)", peer_rate=vw[0])
+            row["detail"] += f"; VW {_rate(vw[1])} per CPU-second: ours {cpu / vw[1]:.1f}× per CPU-second"
+        rows.append(row)
+    return rows
 
 
 def teacher_rows() -> list[dict]:
@@ -378,24 +423,68 @@ def teacher_rows() -> list[dict]:
 
 
 def service_rows(seconds: float) -> list[dict]:
-    """The service load test: rank+reward pairs over HTTP on 127.0.0.1 (benchmarks/service_load.py)."""
+    """The service load test (benchmarks/service_load.py): rank+reward pairs over HTTP on 127.0.0.1 at
+    1,000 pairs/s offered (500 for the action-feature shapes), for each request shape, on a SQLite log
+    (fsynced) and, for the numeric API in the same run, on PostgreSQL with 2 replicas (requests
+    alternated between them)."""
     try:
         import service_load
     except ImportError:
         return []
-    try:
-        r = service_load.run(seconds=seconds, rate=1000.0, conns=32)
-    except ImportError as exc:  # the service extra is not installed
-        print(f"service benchmark skipped: {exc}", file=sys.stderr)
-        return []
-    p99 = max(r["rank_p99_ms"], r["reward_p99_ms"])
-    return [{"workload": f"decision service: rank+reward pairs over HTTP, {seconds:.0f} s at 1,000 pairs/s "
-                         f"offered, 32 connections, SQLite log fsynced",
-             "ours_text": f"{r['pairs_per_s']:,.0f} pairs/s",
-             "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
-                        f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
-                        f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms), {r['pairs']:,} pairs, "
-                        f"errors {r['errors']}, lost {r['lost']}, server CPU {r['server_cpu_us_per_pair']:.0f} µs/pair")}]
+    rows = []
+    for shape in service_load.SHAPES:
+        # replicas serve the numeric API (an action-feature service runs as one process)
+        for backend in ("sqlite", "postgres") if shape == "numeric" else ("sqlite",):
+            try:
+                rate = 1000.0 if shape == "numeric" else 500.0
+                r = service_load.run(seconds=seconds, rate=rate, conns=32, shape=shape, backend=backend)
+            except ImportError as exc:  # the service extra is not installed
+                print(f"service benchmark skipped: {exc}", file=sys.stderr)
+                return rows
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # no PostgreSQL server here
+                print(f"service benchmark ({shape}, {backend}) skipped: {exc}", file=sys.stderr)
+                continue
+            where = ("SQLite log fsynced" if backend == "sqlite" else
+                     f"PostgreSQL (fsync on), {r['replicas']} replicas, requests alternated")
+            p99 = max(r["rank_p99_ms"], r["reward_p99_ms"])
+            rows.append({
+                "workload": f"decision service, {r['describe']}: rank+reward pairs over HTTP, {seconds:.0f} s at "
+                            f"{rate:,.0f} pairs/s offered, 32 connections, {where}",
+                "ours_text": f"{r['pairs_per_s']:,.0f} pairs/s",
+                "detail": (f"rank p50/p95/p99 {r['rank_p50_ms']:.1f}/{r['rank_p95_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, "
+                           f"reward p50/p95/p99 {r['reward_p50_ms']:.1f}/{r['reward_p95_ms']:.1f}/"
+                           f"{r['reward_p99_ms']:.1f} ms (worst p99 {p99:.1f} ms; pair p99 from its scheduled "
+                           f"time {r['pair_p99_sched_ms']:.1f} ms), {r['pairs']:,} of {r['offered']:,} pairs "
+                           f"sent, errors {r['errors']}, "
+                           f"lost {r['lost']}, every replica learned every reward: "
+                           f"{'yes' if r['learned_by_all'] else 'NO'}, server CPU "
+                           f"{r['server_cpu_us_per_pair']:.0f} µs/pair")})
+    return rows
+
+
+def per_action_rows(data_dir, rounds: int, seeds: int) -> list[dict]:
+    """SquareCB under flips that depend on the action (ρ0 = 0.3 for labels 0-4, ρ1 = 0.5 for 5-9) and uniform
+    flips (0.15, 0.25), MNIST and Fashion-MNIST: told the per-action rates and estimating them, against
+    SquareCB() on the same streams (benchmarks/per_action_mnist.py; targets ≤ 0.65× known, ≤ 0.75× estimated,
+    ≤ 1.05× estimated under uniform flips)."""
+    import per_action_mnist as pa
+
+    out = []
+    for r in pa.run(data_dir, rounds=rounds, seeds=tuple(range(seeds))):
+        if r["learner"] == "SquareCB":
+            base = r
+            continue
+        kind = "known" if "known" in r["learner"] else "estimated"
+        target = pa.rb.PER_ACTION_RATIOS[kind if r["setting"] == "action-dependent" else "uniform"]
+        if r["setting"] != "action-dependent" and kind == "known":
+            target = None
+        out.append({"workload": f"{r['learner']} vs SquareCB(), {r['dataset']}, {r['setting']} flips, "
+                                f"{rounds:,} rounds, {r['seeds']} seeds (online error, mean ± SE)",
+                    "ours_text": f"{r['ratio']:.3f}×", "ours_err": r["mean"], "peer": "SquareCB()",
+                    "peer_err": base["mean"],
+                    "detail": (f"target ≤ {target:g}×; " if target else "") + f"SE {r['se']:.4f} vs {base['se']:.4f}"
+                              + (f"; estimates in use at the end {r['in_use']}" if r.get("in_use") else "")})
+    return out
 
 
 def noisy_rows(data_dir) -> list[dict]:

@@ -407,6 +407,17 @@ def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback
     return W, b, G, Gb, yhat, S, ft
 
 
+def rate_tally(c, a, ft, margin):
+    """The anchor a play of label a (values c the policy read, feedback ft) is, by its definition: ("hi", ft)
+    when a is the greedy label (lowest index on ties) and beats every other by >= margin, ("lo", ft) when
+    a is >= margin below the greedy label, else None."""
+    g = int(np.argmax(c))
+    if a == g:
+        others = np.delete(c, g)
+        return ("hi", ft) if c[g] - others.max() >= margin else None
+    return ("lo", ft) if c[g] - c[a] >= margin else None
+
+
 # ---------------------------------------------------------------------------
 # WeightedRLS (issue #16): the twin of noisyfeedback/kernels/rls.py, by its definition
 # ---------------------------------------------------------------------------

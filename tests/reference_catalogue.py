@@ -13,21 +13,23 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all") -> np.ndarray:
-    """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says."""
-    xh, zh = unit(x), unit(z)
+def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all", unit_items: bool = False) -> np.ndarray:
+    """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says (ẑ = z, the default
+    ``item_norm="none"``; ẑ = z/‖z‖ with ``unit_items``: ``item_norm="unit"``)."""
+    xh, zh = unit(x), (unit(z) if unit_items else z)
     parts = [np.outer(xh, zh).ravel(), zh if lin in ("all", "item") else 0 * zh,
              xh if lin == "all" else 0 * xh, np.array([1.0 if lin == "all" else 0.0])]
     return np.concatenate(parts)
 
 
-def phi_hashed(ctx, item, bits: int, Q=None, lin: str = "all") -> np.ndarray:
-    """ctx, item: lists of (full hash, value, namespace id); the hashed φ in a dense 2^bits vector."""
+def phi_hashed(ctx, item, bits: int, Q=None, lin: str = "all", unit_items: bool = False) -> np.ndarray:
+    """ctx, item: lists of (full hash, value, namespace id); the hashed φ in a dense 2^bits vector (the
+    context at unit norm; the item as given, or at unit norm with ``unit_items``)."""
     D = 1 << bits
     mask = D - 1
     out = np.zeros(D)
     nx = np.sqrt(sum(v * v for _, v, _ in ctx)) or 1.0
-    nz = np.sqrt(sum(v * v for _, v, _ in item)) or 1.0
+    nz = (np.sqrt(sum(v * v for _, v, _ in item)) or 1.0) if unit_items else 1.0
     for h1, v1, n1 in ctx:
         for h2, v2, n2 in item:
             if Q is None or Q[n1, n2]:

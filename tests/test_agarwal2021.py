@@ -14,7 +14,9 @@ from noisyfeedback.lab.papers import agarwal2021 as recipe
 SMALL = {**recipe.QUICK_PLAN,
          "datasets": [{"name": "synsep", "n_samples": 1_000, "seed": 0, "label": "SynSep"}],
          "n_rounds": 3_000, "gammas": [0.05, 0.2], "report_seeds": [0, 1], "n_s": 1_000,
-         "table1": [{"name": "digits", "normalize": True, "label": "digits"}], "table1_n_s": 1_500}
+         "table1": [{"name": "digits", "normalize": True, "label": "digits"}], "table1_n_s": 1_500,
+         "per_action": {"datasets": [{"name": "digits", "normalize": True, "label": "digits"}], "n_rounds": 30_000,
+                        "seeds": [0]}}
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +50,8 @@ def test_report_has_the_papers_tables_and_claims(report):
     for setting in ("NoisyBandit(0.2,0.4)", "NoisyBandit(0.4,0.2)", "NoisyBandit(0.4,0.4)"):
         assert setting in md
     assert md.count("| 0.25 | 0.25 |") >= 1
+    # beyond the paper, in "What we recommend instead": flips that depend on the action
+    assert "Flips that depend on the action" in md and "SquareCB, estimated rates" in md
 
 
 def test_flip_rate_protocol_recovers_the_rates():

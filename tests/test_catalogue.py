@@ -107,30 +107,33 @@ def _dense(M):
     return M.toarray() if sp.issparse(M) else M
 
 
+@pytest.mark.parametrize("item_norm", ["unit", "none"])
 @pytest.mark.parametrize("lin", ["all", "item", "none"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_dense_scores_match_reference(lin, sparse):
+def test_dense_scores_match_reference(lin, sparse, item_norm):
     rng = np.random.default_rng(1)
     r = _random_rounds(rng, sparse=sparse)
-    L = CatalogueSquareCB(linear=lin, seed=0)
+    L = CatalogueSquareCB(linear=lin, item_norm=item_norm, seed=0)
     L._init_state(r)
     L.weights_[:] = rng.normal(size=L.weights_.shape)
     got = L.decision_function(r)
     C, Z = _dense(r.context), _dense(r.items)
-    want = np.array([L.weights_ @ ref.phi_dense(C[i], Z[j], lin) for i in range(r.n_rounds)
+    want = np.array([L.weights_ @ ref.phi_dense(C[i], Z[j], lin, unit_items=item_norm == "unit")
+                     for i in range(r.n_rounds)
                      for j in range(r.offsets[i], r.offsets[i + 1])])
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
+@pytest.mark.parametrize("item_norm", ["none", "unit"])
 @pytest.mark.parametrize("interactions", [None, ("ui",), ("uj",)])
-def test_hashed_scores_match_reference(interactions):
+def test_hashed_scores_match_reference(interactions, item_norm):
     rng = np.random.default_rng(2)
     shared = [{"u": {"a": rng.normal(), "c": "x"}, "v": {"b": 1.0}}, {"u": {"a": 0.5}}, {}]
     actions = [[{"i": {"id": "p", "w": 2.0}}, {"i": {"id": "q"}, "j": {"z": 1.0}}], [{"i": {"id": "p"}}],
                [{"j": {"z": 3.0}}, {"i": {"id": "r"}}]]
     r = CandidateRounds.from_features(shared, actions)
     bits = 6  # a small table: collisions happen and must be handled as the reference adds them
-    L = CatalogueSquareCB(features="hashed", bits=bits, interactions=interactions, seed=0)
+    L = CatalogueSquareCB(features="hashed", bits=bits, interactions=interactions, item_norm=item_norm, seed=0)
     L._init_state(r)
     L.weights_[:] = rng.normal(size=L.weights_.shape)
     Q = L._q(r.context.namespaces)
@@ -140,7 +143,8 @@ def test_hashed_scores_match_reference(interactions):
         lo, hi = H.indptr[row], H.indptr[row + 1]
         return list(zip(H.hashes[lo:hi].tolist(), H.values[lo:hi].tolist(), H.ns[lo:hi].tolist()))
 
-    want = [L.weights_ @ ref.phi_hashed(triples(r.context, i), triples(r.items, j), bits, Q)
+    want = [L.weights_ @ ref.phi_hashed(triples(r.context, i), triples(r.items, j), bits, Q,
+                                        unit_items=item_norm == "unit")
             for i in range(r.n_rounds) for j in range(r.offsets[i], r.offsets[i + 1])]
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     if interactions == ("uj",):
@@ -316,8 +320,9 @@ def ref_flip(f, u, rho0, rho1):
 
 @pytest.mark.parametrize("params", [
     {}, {"features": "hashed", "bits": 10}, {"n_slots": 3}, {"n_slots": 2, "examination": (1.0, 0.5)},
-    {"oracle": "ridge"}, {"oracle": "normalized", "linear": "none"},
-], ids=["dense", "hashed", "slots-estimated", "slots-given", "ridge", "normalized"])
+    {"oracle": "ridge"}, {"oracle": "normalized", "linear": "none"}, {"item_norm": "none"},
+    {"features": "hashed", "bits": 10, "item_norm": "none", "n_slots": 2},
+], ids=["dense", "hashed", "slots-estimated", "slots-given", "ridge", "normalized", "raw-items", "hashed-raw-items"])
 def test_simulate_equals_the_python_loop(params):
     stream = ranking_stream(n_rounds=150, context_dim=4, item_dim=3, n_candidates=4, seed=2,
                             examination=(1.0, 0.6, 0.35))
@@ -407,17 +412,19 @@ def test_position_model_keeps_position_bias_out_of_logged_learning():
     assert rho["blind"] < min(rho["given"], rho["estimated"]) - 0.03, rho
 
 
+@pytest.mark.parametrize("full", [False, True], ids=["sparse-context", "full-context"])
 @pytest.mark.parametrize("c", [1.0, 0.6])
 @pytest.mark.parametrize("lin", ["all", "item", "none"])
-def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin):
-    """The contiguous-row AdaGrad step (item rows with every feature non-zero) gives the bits of the
-    generic step over the feature list (features_of + adagrad_features)."""
+def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin, full):
+    """The contiguous-row AdaGrad step (item rows with every feature non-zero; with every context feature
+    too, the whole bilinear block as one run) gives the bits of the generic step over the feature list
+    (features_of + adagrad_features)."""
     from noisyfeedback.kernels import catalogue as K
     from noisyfeedback.learners.catalogue._base import _LINEAR
 
     rng = np.random.default_rng(7)
     d_c, d_a = 7, 5
-    x = rng.normal(size=d_c) * (rng.random(d_c) < 0.8)
+    x = rng.normal(size=d_c) * (1.0 if full else (rng.random(d_c) < 0.8))
     z = rng.normal(size=d_a) + 3.0
     c_idx = np.flatnonzero(x).astype(np.int64)
     c_val = x[c_idx]
@@ -432,7 +439,8 @@ def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin):
                       len(c_idx), inv_x, a_idx, a_val, a_idx, 0, d_a, inv_z, c, kidx, kval)
     K.adagrad_features(t1, G1, kidx, kval, n, 0.37, 0.05)
     t2, G2 = theta.copy(), G.copy()
-    K.adagrad_dense_rows(code, t2, G2, np.empty(d_a), d_c, d_a, c_idx, c_val, 0, len(c_idx), inv_x, a_val, 0, d_a,
+    assert (len(c_idx) == d_c) == full
+    K.adagrad_dense_rows(code, t2, G2, np.empty(d_a + d_c + d_c * d_a), d_c, d_a, c_idx, c_val, 0, len(c_idx), inv_x, a_val, 0, d_a,
                          inv_z, c, 0.37, 0.05)
     np.testing.assert_array_equal(t1, t2)
     np.testing.assert_array_equal(G1, G2)

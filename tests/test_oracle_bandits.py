@@ -51,7 +51,8 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         row_sqnorms(*kernel_view(Xk), row_sq)
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
-                    np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0))
+                    np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0),
+                    np.zeros((0, 0)))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":  # the reference carries the inverses in G
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)
@@ -66,6 +67,83 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
     assert t[0] == T and np.abs(Wr).sum() > 0
     for got, want in ((W, Wr), (b, br), (P if oracle == "ridge" else G, Gr), (Gb, Gbr)):
         np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+
+
+@pytest.mark.parametrize("kind,oracle,corrected", [("epsilon", "adagrad", False), ("igw", "ridge", True),
+                                                    ("igw", "adagrad", True)])
+def test_rate_tallies_match_reference(rng, kind, oracle, corrected):
+    """rho0="estimate": the kernel tallies each play as a right-play or wrong-play anchor by the values the
+    policy read (corrected by per-action rates, or v itself passed as c0 = 0, cb = 1), as the reference does."""
+    from noisyfeedback.kernels.oracle import RATE_MARGIN
+
+    K = 5
+    X, y = _problem(rng, K=K)
+    T = 300
+    order = rng.integers(0, X.shape[0], size=T)
+    u_l, u_f = rng.random(T), rng.random(T)
+    explore, expo = (0.3, 0.0) if kind == "epsilon" else (5.0, 0.5)
+    c0, cb = (np.array([0.1, 0.0, 0.2, 0.05, 0.0]), np.array([0.8, 0.6, 0.7, 0.9, 1.0])) if corrected \
+        else (np.zeros(0), np.zeros(0))
+    W = np.zeros((K, X.shape[1]), order="F")
+    b, G, Gb, t = np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K), np.zeros(1, np.int64)
+    P = np.repeat(np.eye(X.shape[1] + 1)[None], K, axis=0) if oracle == "ridge" else np.zeros((K, 0, 0))
+    stats = np.zeros((4, K))
+    stats[:, 2] = [3.0, 1.0, 2.0, 0.5]  # tallies carried over from before are added to
+    want = stats.copy()
+    oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(X), y, order, 1, KINDS[kind], explore, expo, 0.3,
+                    np.array([0.1]), np.array([0.2]), u_l, u_f, np.empty(T, np.int8), np.empty(T), np.zeros(0),
+                    c0, cb, stats)
+    Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
+    if oracle == "ridge":
+        Gr = np.repeat(np.eye(X.shape[1] + 1)[None], K, axis=0)
+    kinds = set()
+    for s, i in enumerate(order):
+        x_t = explore if kind == "epsilon" else explore * np.sqrt(s + 1.0)
+        nx = np.linalg.norm(X[i])
+        v = Wr @ (X[i] / nx if nx > 0 else X[i]) + br
+        c = (v - c0) / cb if corrected else v
+        if corrected:
+            Wr, br, Gr, Gbr, S, ft = _corrected_step(Wr, br, Gr, Gbr, X[i], y[i], kind, x_t, u_l[s], u_f[s], c0, cb,
+                                                     oracle)
+        else:
+            Wr, br, Gr, Gbr, _, S, ft = ref.oracle_step(Wr, br, Gr, Gbr, X[i], None, y[i], 1, kind, x_t, 0.3,
+                                                        u_l[s:s + 1], u_f[s], 0.1, 0.2, oracle)
+        tag = ref.rate_tally(c, int(S[0]), ft, RATE_MARGIN)
+        if tag is not None:
+            row = 0 if tag[0] == "hi" else 2
+            want[row, S[0]] += 1.0
+            want[row + 1, S[0]] += tag[1]
+            kinds.add(tag[0])
+    assert kinds == {"hi", "lo"}  # both kinds of anchor occur
+    np.testing.assert_allclose(stats, want, rtol=0, atol=1e-12)
+
+
+def _corrected_step(W, b, G, Gb, x, y, kind, explore, u, u_f, c0, cb, oracle):
+    """ref.oracle_step with the policy over the corrected values (v − c0)/cb (m = 1), the oracle on v."""
+    K = W.shape[0]
+    norm = np.sqrt(x @ x)
+    xs = x / norm if norm > 0 else x
+    v = W @ xs + b
+    pi = ref.oracle_policy((v - c0) / cb, 1, kind, explore)
+    a = int(ref.systematic_sample(pi, 1, u, ref.label_order(np.array([u]), 1, K))[0])
+    ft = ref.flip(int(y == a), u_f, 0.1, 0.2)
+    e = ft - v[a]
+    W, b, G, Gb = W.copy(), b.copy(), G.copy(), Gb.copy()
+    if oracle == "ridge":
+        z = np.append(xs, 1.0)
+        uu = G[a] @ z
+        s = 1.0 + z @ uu
+        W[a] += e * uu[:-1] / s
+        b[a] += e * uu[-1] / s
+        G[a] -= np.outer(uu, uu) / s
+    elif e != 0.0:
+        g = e * xs
+        G[a] += g * g
+        nz = (xs != 0) & (G[a] > 0)
+        W[a, nz] += 0.3 * g[nz] / np.sqrt(G[a, nz])
+        Gb[a] += e * e
+        b[a] += 0.3 * e / np.sqrt(Gb[a])
+    return W, b, G, Gb, np.array([a]), ft
 
 
 @pytest.mark.parametrize("m", [1, 2, 4])

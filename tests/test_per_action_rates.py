@@ -205,3 +205,50 @@ def test_known_per_action_rates_fix_the_ranking_action_dependent_flips_break():
         assert plain.predict(X[:1])[0] == 1 and known.predict(X[:1])[0] == 0
         if isinstance(known, nf.EpsilonGreedy):  # explores label 1 often enough to estimate it
             np.testing.assert_allclose(known.predict_proba(X[:1])[0], [0.6, 0.4], atol=0.06)
+
+
+# ------------------------------------------------------- RCINE: per-action estimates
+#: the stated tolerance of per-action estimates from about a thousand tuples an arm
+PER_ARM_TOL = 0.08
+
+
+def _synsep_per_action(n=8000):
+    X, y = nf.datasets.synsep(n_samples=n, seed=2)
+    k = int(y.max()) + 1
+    r0 = np.where(np.arange(k) < k // 2, 0.3, 0.0)
+    r1 = np.where(np.arange(k) < k // 2, 0.0, 0.4)
+    return X, y, k, r0, r1
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="thousands of rounds and mixture fits")
+def test_mixture_per_action_recovers_the_rates_of_every_action():
+    from noisyfeedback.noise import estimate_flip_rates
+
+    X, y, k, r0, r1 = _synsep_per_action()
+    rng = np.random.default_rng(0)
+    actions = np.where(rng.random(y.shape[0]) < 0.5, y, rng.integers(0, k, y.shape[0]))
+    fb = nf.feedback.NoisyBandit(r0, r1).respond(y, actions, rng)
+    e0, e1 = estimate_flip_rates(X, actions, fb, k, seed=0, per_action=True)
+    np.testing.assert_allclose(e0, r0, atol=PER_ARM_TOL)  # about 900 tuples an arm
+    np.testing.assert_allclose(e1, r1, atol=PER_ARM_TOL)
+    s0, s1 = estimate_flip_rates(X, actions, fb, k, seed=0)  # one pair cannot describe them
+    assert max(abs(s0 - r0).max(), abs(s1 - r1).max()) > 0.15
+
+
+@pytest.mark.skipif(JIT_DISABLED, reason="thousands of rounds and mixture fits")
+def test_rcine_per_action_estimates_and_corrects_each_action(tmp_path):
+    X, y, k, r0, r1 = _synsep_per_action()
+    ch = nf.feedback.NoisyBandit(r0, r1)
+    learner = nf.RCINE(k, gamma=0.2, n_s=6000, per_action=True, seed=0)
+    nf.simulate(learner, X, y, ch, n_rounds=12_000, seed=0)
+    print(learner.rho_history_.round(3))
+    np.testing.assert_allclose(learner.rates_[0], r0, atol=PER_ARM_TOL)
+    np.testing.assert_allclose(learner.rates_[1], r1, atol=PER_ARM_TOL)
+    assert learner.rho_history_.shape == (2, 1 + 2 * k)
+    assert learner.rho0_ == pytest.approx(learner.rates_[0].mean())
+    h0, h1 = learner._h()  # each action's feedback corrected with its own rates
+    np.testing.assert_allclose(h1, (1 - learner.rates_[0]) / (1 - learner.rates_.sum(axis=0)))
+    loaded = nf.load(learner.save(tmp_path / "rcine.npz"))
+    np.testing.assert_array_equal(loaded.rates_, learner.rates_)
+    with pytest.raises(ValueError, match="'per_action' parameter of RCINE needs estimator='mixture'"):
+        nf.RCINE(k, per_action=True, estimator="nrest").act(X[:1])

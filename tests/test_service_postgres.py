@@ -1,22 +1,17 @@
 """The service's log on PostgreSQL: the same behaviour and the same model as on SQLite, rebuilt on restart.
 
-Runs only where a PostgreSQL server binary (Debian's postgresql package: /usr/lib/postgresql/*/bin) and
-the psycopg driver exist; the server is a throw-away cluster in a temporary folder on a Unix socket (no
-TCP port), started as the ``postgres`` user when the tests run as root.
+The server is a throw-away cluster (tests/pg_cluster.py): skipped where the PostgreSQL server binaries or
+the psycopg driver are absent, except under NF_REQUIRE_POSTGRES=1 (CI), where that fails.
 """
 
-import glob
-import os
-import shutil
-import subprocess
-import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
+from pg_cluster import cluster
+
 pytest.importorskip("fastapi")
-pytest.importorskip("psycopg")
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -25,46 +20,11 @@ with warnings.catch_warnings():
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
 
-BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-
-
-def _unavailable(reason: str):
-    """Skip where PostgreSQL cannot run, except where it must (CI sets NF_REQUIRE_POSTGRES=1): fail there."""
-    if os.environ.get("NF_REQUIRE_POSTGRES"):
-        pytest.fail(f"PostgreSQL is required here (NF_REQUIRE_POSTGRES) but {reason}")
-    pytest.skip(reason)
-
 
 @pytest.fixture(scope="module")
 def postgres_dsn():
-    if not BIN:
-        _unavailable("no PostgreSQL server binaries (apt-get install postgresql)")
-    bindir = os.path.dirname(BIN[-1])
-    root = tempfile.mkdtemp(prefix="nf-pg-")
-    prefix = []
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        if shutil.which("runuser") is None:
-            _unavailable("running as root without runuser")
-        try:
-            shutil.chown(root, "postgres")
-        except LookupError:
-            _unavailable("running as root and there is no 'postgres' user")
-        prefix = ["runuser", "-u", "postgres", "--"]
-    data = os.path.join(root, "data")
-    run = lambda *a: subprocess.run(prefix + list(a), check=True, capture_output=True, timeout=60)  # noqa: E731
-    try:
-        run(f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "nf", "--no-sync", "-E", "UTF8")
-        run(f"{bindir}/pg_ctl", "-D", data, "-o", f"-k {root} -c listen_addresses='' -c fsync=off",
-            "-l", os.path.join(root, "log"), "-w", "-t", "30", "start")
-    except (subprocess.SubprocessError, OSError) as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        _unavailable(f"could not start PostgreSQL: {exc}")
-    try:
-        yield f"postgresql:///postgres?host={root}&user=nf"
-    finally:
-        subprocess.run(prefix + [f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True,
-                       timeout=60)
-        shutil.rmtree(root, ignore_errors=True)
+    with cluster() as dsn:
+        yield dsn
 
 
 def drive(db, tmp, n=60, **kw):
@@ -103,3 +63,42 @@ def test_postgres_log_gives_the_sqlite_model_and_rebuilds_it(postgres_dsn, tmp_p
         np.testing.assert_array_equal(engine.learner.W_, W_pg)
         assert engine.learner.rng_.bit_generator.state == rng_pg
         assert engine.stats["events"] == 60 and engine.stats["rewards"] == 60
+
+
+def test_postgres_action_feature_service_gives_the_sqlite_model(postgres_dsn, tmp_path):
+    """An action-feature service (deferred activation, per-slot rewards) on PostgreSQL: the SQLite model,
+    and the same model after a restart."""
+    import psycopg
+
+    with psycopg.connect(postgres_dsn, autocommit=True) as con:
+        con.execute("CREATE DATABASE nf_features")
+    dsn = postgres_dsn.replace("/postgres?", "/nf_features?")
+
+    def run(db, snapshots, **kw):
+        cfg = ServiceConfig(db=db, learner="SquareCB", action_features=True, bits=10, snapshot_dir=snapshots,
+                            params={"seed": 2, "n_slots": 2}, **kw)
+        app = create_app(cfg)
+        key = {"Authorization": f"Bearer {create_key(db, 'rank')}"}
+        rng = np.random.default_rng(1)
+        with TestClient(app) as c:
+            for k in range(30):
+                actions = [{"id": f"i{j}", "features": [{"a": {"x": float(rng.normal())}}]} for j in range(4)]
+                body = {"context_features": [{"u": {"y": float(rng.normal())}}], "actions": actions,
+                        "slots": [{"id": "top"}, {"id": "side"}], "event_id": f"m{k}", "defer_activation": k % 3 == 0}
+                assert c.post("/rank/multislot", json=body, headers=key).status_code == 200
+                if k % 3 == 0 and k % 2 == 0:
+                    assert c.post(f"/events/m{k}/activate", headers=key).json()["status"] == "activated"
+                r = c.post("/reward/multislot", json={"event_id": f"m{k}", "rewards": [
+                    {"slot_id": "top", "reward": int(rng.random() < 0.5)}]}, headers=key)
+                assert r.status_code == (409 if k % 3 == 0 and k % 2 else 200), r.text
+            e = app.state.engine
+            return cfg, e.learner.weights_.copy(), e.learner.rng_.bit_generator.state, dict(e.stats)
+
+    cfg, w_pg, rng_pg, stats = run(dsn, tmp_path / "pg")
+    _, w_lite, rng_lite, _ = run(tmp_path / "f.db", tmp_path / "lite", synchronous="NORMAL")
+    np.testing.assert_array_equal(w_pg, w_lite)
+    assert rng_pg == rng_lite and stats["deferred_pending"] == 5
+    app = create_app(ServiceConfig(db=dsn, snapshot_dir=tmp_path / "pg"))
+    with TestClient(app):
+        np.testing.assert_array_equal(app.state.engine.learner.weights_, w_pg)
+        assert app.state.engine.learner.rng_.bit_generator.state == rng_pg

@@ -2,7 +2,9 @@
 transport, derandomized): every route gets at least 500 generated requests, valid and invalid (schema-
 violating bodies and queries, keys that are wrong, missing or of the wrong role), then the stateful links
 (rank -> reward) are followed. Whatever is sent: no 5xx, every 4xx names its field, every distribution
-is finite, /health answers 200 afterwards and the model's state is finite."""
+is finite, /health answers 200 afterwards and the model's state is finite. An action-feature service's
+routes (action features, slots, activation, the Personalizer routes) get the same checks with fewer
+examples a route and smaller generated feature dicts."""
 
 import collections
 import json
@@ -54,10 +56,14 @@ class Checker:
                 assert locs and all(loc for loc in locs), (route, text)
             else:
                 assert body.get("field"), (route, code, text)
-        if route == "POST /rank" and code == 200:
+        if route == "POST /rank" and code == 200 and "distribution" in text:
             dist = json.loads(text)["distribution"]
             assert "null" not in text and all(isinstance(p, float) and math.isfinite(p) for p in dist), text
-        if route == "POST /reward" and code == 200 and json.loads(text)["status"] == "accepted":
+        if code in (200, 201) and '"ranking"' in text:  # an action-feature service's ranking
+            ranking = json.loads(text)["ranking"]
+            assert all(isinstance(r["probability"], float) and 0 <= r["probability"] <= 1 for r in ranking), text
+        if route in ("POST /reward", "POST /reward/multislot") and code == 200 \
+                and json.loads(text)["status"] == "accepted":
             self.accepted_rewards += 1
 
 
@@ -139,3 +145,97 @@ def test_schemathesis_every_route_and_the_rank_reward_links():
         shutdown_lifespans()
     elapsed = time.perf_counter() - t0
     print(f"schemathesis: {sum(check.count.values())} requests in {elapsed:.1f} s; per route {dict(check.count)}")
+
+
+FEATURE_ROUTES = {"POST /rank", "POST /reward", "POST /rank/multislot", "POST /reward/multislot",
+                  "POST /events/{event_id}/activate", "POST /personalizer/v1.0/rank",
+                  "POST /personalizer/v1.0/events/{eventId}/reward", "POST /personalizer/v1.0/events/{eventId}/activate",
+                  "POST /personalizer/v1.0/multislot/rank", "POST /personalizer/v1.0/multislot/events/{eventId}/reward",
+                  "POST /personalizer/v1.0/multislot/events/{eventId}/activate"}
+PER_FEATURE_ROUTE = 30
+
+
+def _small(node) -> None:
+    """Cap the sizes of the feature dicts and lists in a schema (in place), so that generating a body takes
+    milliseconds rather than a second: at most 3 entries a dict and 4 items a list."""
+    if isinstance(node, dict):
+        if "maxProperties" in node or node.get("type") == "object" and "additionalProperties" in node:
+            node["maxProperties"] = min(node.get("maxProperties", 3), 3)
+        if node.get("maxItems", 0) > 6:
+            node["maxItems"] = 4
+        if node.get("maxLength", 0) > 32:
+            node["maxLength"] = 32
+        for v in node.values():
+            _small(v)
+    elif isinstance(node, list):
+        for v in node:
+            _small(v)
+
+
+def test_schemathesis_action_feature_and_personalizer_routes():
+    """The routes of an action-feature service (the others are those above): fewer examples a route, the
+    same properties; then the rank -> reward / activate links."""
+    t0 = time.perf_counter()
+    shm = Path("/dev/shm")
+    tmp = Path(tempfile.mkdtemp(prefix="nf-st-", dir=shm if shm.is_dir() else None))
+    cfg = ServiceConfig(db=tmp / "f.db", learner="SquareCB", action_features=True, bits=10, params={"seed": 0},
+                        synchronous="NORMAL", snapshot_every=97, max_body=8192, max_actions=6)
+    app = create_app(cfg)
+    admin = f"Bearer {create_key(cfg.db, 'admin')}"
+    _small(app.openapi())  # generation only: the service's own limits are tested in test_service_features.py
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    ops = [r.ok() for r in schema.get_all_operations()]
+    ops = [o for o in ops if f"{o.method.upper()} {o.path}" in FEATURE_ROUTES]
+    assert {f"{o.method.upper()} {o.path}" for o in ops} == FEATURE_ROUTES
+    check = Checker()
+    auth = st.integers(0, 9).map(lambda i: admin if i < 8 else None if i == 8 else "Bearer nf_wrong")
+    common = dict(derandomize=True, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+    engine = app.state.engine
+    try:
+        for op in ops:
+            modes = [op.as_strategy(GenerationMode.POSITIVE), op.as_strategy(GenerationMode.NEGATIVE)]
+
+            @settings(max_examples=PER_FEATURE_ROUTE, **common)
+            @given(case=st.one_of(modes), key=auth)
+            def fuzz(case, key):
+                calls[0] -= time.perf_counter()
+                check(case, case.call(headers={"Authorization": key} if key is not None else {}))
+                calls[0] += time.perf_counter()
+
+            t1, calls = time.perf_counter(), [0.0]
+            fuzz()
+            print(f"{op.method.upper()} {op.path}: {time.perf_counter() - t1:.1f} s, calls {calls[0]:.1f} s")
+        t1 = time.perf_counter()
+        for route in FEATURE_ROUTES:
+            assert check.count[route] >= PER_FEATURE_ROUTE, (route, check.count)
+        assert sum(n for (r, c), n in check.status.items() if r == "POST /rank" and c == 200) >= 5
+
+        machine = schema.as_state_machine()
+
+        class Links(machine):
+            def before_call(self, case):
+                if case.operation.path == "/rank" and isinstance(case.body, dict):
+                    case.body.pop("event_id", None)  # ids chosen by the service (see above)
+                    case.body.pop("defer_activation", None)
+
+            def get_call_kwargs(self, case):
+                return {"headers": {"Authorization": admin}}
+
+            def validate_response(self, response, case, additional_checks=None, **kwargs):
+                check(case, response)
+
+        before = check.accepted_rewards
+        Links.run(settings=settings(max_examples=15, stateful_step_count=6, **common))
+        assert check.accepted_rewards > before  # the link carried ranked event ids into /reward
+        print(f"links: {time.perf_counter() - t1:.1f} s")
+        with get_client(app) as client:
+            r = client.post("http://testserver/rank", json={"actions": [{"id": "a"}, {"id": "b"}]},
+                            headers={"Authorization": admin})
+        assert r.status_code == 200
+        assert engine.healthy and finite_state(engine.learner)
+    finally:
+        shutdown_lifespans()
+    print(f"schemathesis (action features): {sum(check.count.values())} requests in {time.perf_counter() - t0:.1f} s")

@@ -14,6 +14,7 @@ Conventions (scikit-learn / river):
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 import json
@@ -57,6 +58,20 @@ class Tags:
     servable: bool = False
 
 
+
+@functools.lru_cache(maxsize=None)
+def _param_names(cls: type) -> tuple[str, ...]:
+    """The ``__init__`` parameters of a learner class, read once per class (a signature costs about a
+    millisecond, and a service validates parameters on every request)."""
+    names = []
+    for p in inspect.signature(cls.__init__).parameters.values():
+        if p.name == "self":
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"{cls.__name__}.__init__ must not take *args or **kwargs.")
+        names.append(p.name)
+    return tuple(names)
+
 class Learner:
     """Base class of every learner.
 
@@ -79,15 +94,7 @@ class Learner:
     # ----------------------------------------------------------- parameters
     @classmethod
     def _get_param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        names = []
-        for p in sig.parameters.values():
-            if p.name == "self":
-                continue
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.__init__ must not take *args or **kwargs.")
-            names.append(p.name)
-        return names
+        return list(_param_names(cls))
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor arguments, by name (``deep`` is accepted for scikit-learn's ``clone``;

@@ -24,6 +24,13 @@ c_a = (v_a − c0(a)) / cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1 (per action, o
 that v_a = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) estimates (m = 1), inverted per action. The oracle still
 fits the raw feedback (its residual uses v). Without rates (``c0`` empty) the policy reads v itself.
 
+**Estimated rates** (``stats`` not empty, m = 1): every round also tallies the played action's feedback
+by what the learner believed when it played (:func:`rate_tally`): plays of the greedy label with a margin
+of at least ``RATE_MARGIN`` over the runner-up (anchors of a right play: their feedback rate estimates
+1 − ρ1(a)) and plays of a label at least ``RATE_MARGIN`` below the greedy one (anchors of a wrong play:
+ρ0(a)), the corrected values being those the policy read (v itself while no estimate is in use, passed as
+c0 = 0, cb = 1: the same bits).
+
 **Oracle** (square loss on the observed 0/1 feedback f̃, no importance weights): the prediction for a
 set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S takes a step on
 ½e² (gradient −e·x̂ for W[a], −e for b[a]):
@@ -360,6 +367,28 @@ def correct_values(v, c0, cb, out):
         out[k] = (v[k] - c0[j]) / cb[j]
 
 
+#: the margin (in the values the policy reads) that makes a play an anchor of the rate estimates
+RATE_MARGIN = 0.25
+
+
+@njit(cache=True, inline="always")
+def rate_tally(c, g, a, ft, stats):
+    """Tally one play of label a (greedy label g, values c the policy read, feedback ft) into ``stats``
+    rows (n_hi, s_hi, n_lo, s_lo): a = g with c_g − max_{b≠g} c_b >= RATE_MARGIN counts as a right-play
+    anchor, c_g − c_a >= RATE_MARGIN as a wrong-play anchor."""
+    if a == g:
+        second = -np.inf
+        for r in range(c.shape[0]):
+            if r != g and c[r] > second:
+                second = c[r]
+        if c[g] - second >= RATE_MARGIN:
+            stats[0, a] += 1.0
+            stats[1, a] += ft
+    elif c[g] - c[a] >= RATE_MARGIN:
+        stats[2, a] += 1.0
+        stats[3, a] += ft
+
+
 @njit(cache=True, inline="always")
 def explore_at(kind, explore, gamma_exponent, t):
     """ε for ε-greedy; γ_t = γ_scale·(t+1)^γ_exp for IGW (t = updates so far)."""
@@ -413,18 +442,28 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
 
 
 @njit(cache=True)
-def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr):
-    """Update from logged rows in order (set, 0/1 feedback); t[0] counts the updates."""
+def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr, c0, cb, stats):
+    """Update from logged rows in order (set, 0/1 feedback); t[0] counts the updates. ``stats`` (4, K), or
+    empty: the rate tallies of the rows (m = 1), greedy label and margin from the values the policy reads
+    (corrected by ``c0``/``cb`` when not empty; see :func:`rate_tally`)."""
     K, d = W.shape
     m = sets.shape[1]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
     codes = np.zeros(0, np.uint8)
     v = np.empty(K)
+    vc = np.empty(K)
     u = np.empty(P.shape[1])
+    tally = stats.shape[0] > 0
     for i in range(sets.shape[0]):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         inv = values(W, b, idx, val, codes, val, nnz, False, v, -1.0)
+        if tally:
+            if c0.shape[0] > 0:
+                correct_values(v, c0, cb, vc)
+            else:
+                vc[:] = v
+            rate_tally(vc, argmax_first(vc), sets[i, 0], feedback[i], stats)
         pred = 0.0
         for j in range(m):
             pred += v[sets[i, j]]
@@ -439,7 +478,8 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
     feedback 1[y ∈ set] flipped with ``u_feedback`` (the channel's rates ``rates`` = (ρ0, ρ1) rows of one
     value, or one per label, a set taking its labels' mean), oracle step. ``corr``: (3, K) rows c0, cb and
-    scratch for the corrected values the policy reads (:func:`correct_values`), or (3, 0) without rates.
+    scratch for the corrected values the policy reads (:func:`correct_values`), or (3, 0) without rates;
+    (7, K) when estimating the rates, rows 3-6 the tallies (:func:`rate_tally`).
     (At most 30 arguments: CPython passes more as a tuple, which numba does not inline.)"""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
     if corr.shape[1] > 0:
@@ -454,17 +494,19 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
         pred += v[chosen[j]]
     ft = flip(1 if hit > 0 else 0, u_feedback, set_rate_array(rates[0], chosen, m),
               set_rate_array(rates[1], chosen, m))
+    if corr.shape[0] > 3:  # estimating the rates: rows 3-6 hold the tallies
+        rate_tally(corr[2], top[0], chosen[0], ft, corr[3:])
     oracle_update(oracle, W, b, G, Gb, P, pz, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
 
 
 @njit(cache=True)
 def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
-                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq, c0, cb):
+                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq, c0, cb, stats):
     """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1 (float64 arrays: one
     value, or one per label, ``feedback.kernel_feedback``): ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
     1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (:func:`row_sqnorms`, in-place rows only), or
-    empty: computed each round.
+    empty: computed each round. ``stats`` (4, K) or empty: the rate tallies, updated (:func:`rate_tally`).
 
     Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 and coded rows are read in place,
     other forms copied into buffers; the same arithmetic in the same order either way.
@@ -484,11 +526,19 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
     rates = np.empty((2, rho0.shape[0]))
     rates[0] = rho0
     rates[1] = rho1
-    corr = np.empty((3, K if c0.shape[0] > 0 else 0))
+    tally = stats.shape[0] > 0
+    corr = np.empty((7 if tally else 3, K if c0.shape[0] > 0 or tally else 0))
     for k in range(corr.shape[1]):
-        j = 0 if c0.shape[0] == 1 else k
-        corr[0, k] = c0[j]
-        corr[1, k] = cb[j]
+        if c0.shape[0] == 0:  # estimating, no estimate in use: (v − 0)/1 is v bit for bit
+            corr[0, k] = 0.0
+            corr[1, k] = 1.0
+        else:
+            j = 0 if c0.shape[0] == 1 else k
+            corr[0, k] = c0[j]
+            corr[1, k] = cb[j]
+        if tally:
+            for r in range(4):
+                corr[3 + r, k] = stats[r, k]
     nu = draws_per_round(m, K)
     record_set = set_miss.shape[0] > 0
     known_sq = inplace and row_sq.shape[0] > 0
@@ -520,3 +570,7 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:
             set_miss[s] = 1.0 - in_top[yi]
+    if tally:
+        for r in range(4):
+            for k in range(K):
+                stats[r, k] = corr[3 + r, k]

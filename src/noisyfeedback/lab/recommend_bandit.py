@@ -14,6 +14,10 @@ as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m into the le
 our learners are measured without knowing the flip rates (given them, they would explore and exploit on
 the corrected values). :func:`tasks` lists the runs as plain dicts.
 
+Beyond the papers, in agarwal2021's section: **flips that depend on the action** (:data:`PER_ACTION_SETTINGS`),
+``SquareCB()`` against ``SquareCB`` told the per-action rates and ``SquareCB(rho0="estimate", rho1="estimate")``
+(:func:`per_action_rates`, :func:`per_action_learner`, :func:`per_action_tasks`).
+
 >>> [(e["name"], e["params"]) for e in learner_entries()]
 [('SquareCB', {'rho0': 0.0, 'rho1': 0.0}), ('EpsilonGreedy', {'rho0': 0.0, 'rho1': 0.0})]
 >>> t = tasks("batra2021", n_classes=10)
@@ -27,7 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RECOMMENDED", "NOISY_SETTINGS", "DILUTED_FLIPS", "learner_entries", "tasks", "learner_factories"]
+__all__ = ["RECOMMENDED", "NOISY_SETTINGS", "DILUTED_FLIPS", "learner_entries", "tasks", "learner_factories",
+           "PER_ACTION_SETTINGS", "PER_ACTION_LEARNERS", "PER_ACTION_RATIOS", "per_action_rates", "per_action_learner",
+           "per_action_tasks"]
 
 #: the learners we recommend, by registry name (default parameters)
 RECOMMENDED = ("SquareCB", "EpsilonGreedy")
@@ -66,3 +72,58 @@ def learner_factories(n_classes: int, m: int = 1, seed: int | None = None) -> di
 
     return {name: (lambda cls=registry.resolve_learner(name): cls(n_classes, m=m, seed=seed))
             for name in RECOMMENDED}
+
+
+# ------------------------------------------------------------ flips that depend on the action
+#: "action-dependent": ρ0 = 0.3 for the first half of the labels (a wrong play of those is reported a hit 30 % of
+#: the time: accidental clicks), ρ1 = 0.5 for the second half (a right play reported a miss half of the time:
+#: missed clicks), 0 otherwise; "uniform (0.15, 0.25)": the same rates for every action (the papers' assumption)
+PER_ACTION_SETTINGS = ("action-dependent", "uniform (0.15, 0.25)")
+#: SquareCB with defaults: without rates, told the channel's rates, estimating them online
+PER_ACTION_LEARNERS = ("SquareCB", "SquareCB, known rates", "SquareCB, estimated rates")
+#: our targets, as ratios of the error of SquareCB() on the same stream: the known rates at most 0.65×, the
+#: estimated ones 0.75× (action-dependent flips); under uniform flips the estimating learner within 1.05×
+PER_ACTION_RATIOS = {"known": 0.65, "estimated": 0.75, "uniform": 1.05}
+
+
+def per_action_rates(setting: str, n_classes: int):
+    """(ρ0, ρ1), arrays of one rate per action, of a :data:`PER_ACTION_SETTINGS` entry.
+
+    >>> r0, r1 = per_action_rates("action-dependent", 4)
+    >>> r0.tolist(), r1.tolist()
+    ([0.3, 0.3, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5])
+    """
+    import numpy as np
+
+    K = int(n_classes)
+    if setting == "action-dependent":
+        half = K // 2 + K % 2
+        return np.r_[np.full(half, 0.3), np.zeros(K - half)], np.r_[np.zeros(half), np.full(K - half, 0.5)]
+    if setting == "uniform (0.15, 0.25)":
+        return np.full(K, 0.15), np.full(K, 0.25)
+    raise ValueError(f"unknown setting {setting!r}; allowed: {', '.join(PER_ACTION_SETTINGS)}.")
+
+
+def per_action_learner(label: str, n_classes: int, rho0, rho1, seed: int):
+    """The :data:`PER_ACTION_LEARNERS` entry ``label`` (SquareCB with defaults), told ``rho0``/``rho1`` (the
+    channel's) for "known rates"."""
+    import noisyfeedback as nf
+
+    if label == "SquareCB":
+        return nf.SquareCB(n_classes, seed=seed)
+    if label == "SquareCB, known rates":
+        return nf.SquareCB(n_classes, rho0=rho0, rho1=rho1, seed=seed)
+    if label == "SquareCB, estimated rates":
+        return nf.SquareCB(n_classes, rho0="estimate", rho1="estimate", seed=seed)
+    raise ValueError(f"unknown learner {label!r}; allowed: {', '.join(PER_ACTION_LEARNERS)}.")
+
+
+def per_action_tasks(datasets: list[dict[str, Any]], n_rounds: int, seeds: list[int]) -> list[dict[str, Any]]:
+    """One dict per (data set, setting, seed): ``{"dataset", "setting", "seed", "n_rounds"}``; each runs every
+    :data:`PER_ACTION_LEARNERS` entry on the same stream (simulate's seed = the learner's seed).
+
+    >>> len(per_action_tasks([{"name": "digits"}], 100_000, [0, 1]))
+    4
+    """
+    return [{"dataset": ds, "setting": st, "seed": int(s), "n_rounds": int(n_rounds)}
+            for ds in datasets for st in PER_ACTION_SETTINGS for s in seeds]

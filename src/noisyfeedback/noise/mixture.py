@@ -33,7 +33,8 @@ def estimate_mixture(
     tail: float = 0.005,
     fit_samples: int | None = 20_000,
     warm: dict | None = None,
-) -> tuple[float, float]:
+    per_action: bool = False,
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Estimate (ρ0, ρ1) by fitting the structure P(f̃=1 | x, a) = ρ0 + β·π_a(x), then recalibrating.
 
     Noisy bandit feedback obeys, for every context x and action a,
@@ -127,10 +128,15 @@ def estimate_mixture(
         parameters was tried and dropped: at ρ0 = ρ1 = 0.4 on MNIST it drifted to
         estimates 0.05 low, where fresh fits stayed within 0.01.)
 
+    per_action : bool
+        (beyond the paper) Rates that depend on the action: stage 2 is fitted per arm (its own two plateaus
+        on the scores of its tuples) and each arm's rates are read at its tuples' quantiles; an arm with fewer
+        than ``PER_ARM_MIN`` tuples, or whose feedback is all one value, takes the shared estimate.
+
     Returns
     -------
     (rho0_hat, rho1_hat) : tuple of float
-        In [0, 1) with rho0_hat + rho1_hat < 1.
+        In [0, 1) with rho0_hat + rho1_hat < 1; with ``per_action`` two arrays of ``n_classes`` rates.
     """
     X, actions, feedback = check_tuples(X, actions, feedback, n_classes, seed, _OWNER)
     l2_grid = _check_l2(l2)
@@ -143,15 +149,21 @@ def estimate_mixture(
         check_param("fit_samples", fit_samples, Integer(1), _OWNER)
     if warm is not None and not isinstance(warm, dict):
         raise TypeError(f"The 'warm' parameter of {_OWNER} must be a dict or None. Got {type(warm).__name__} instead.")
+    if per_action not in (False, True):
+        raise ValueError(f"The 'per_action' parameter of {_OWNER} must be False or True. Got {per_action!r} instead.")
     if uninformative(feedback, 2 * n_folds, _OWNER):
-        return 0.0, 0.0
+        return (np.zeros(int(n_classes)), np.zeros(int(n_classes))) if per_action else (0.0, 0.0)
     with threadpool_limits(limits=1, user_api="blas"):
         return _estimate(X, actions, feedback, int(n_classes), seed, l2_grid, n_components, int(max_iter),
-                         n_folds, svd_samples, float(tail), fit_samples, warm)
+                         n_folds, svd_samples, float(tail), fit_samples, warm, per_action)
+
+
+#: per_action=True: an arm needs this many tuples for rates of its own (else it takes the shared estimate)
+PER_ARM_MIN = 100
 
 
 def _estimate(X, actions, feedback, K, seed, l2_grid, n_components, max_iter, n_folds, svd_samples, tail,
-              fit_samples=None, warm=None):
+              fit_samples=None, warm=None, per_action=False):
     svd_seed, fold_seed = seed_ints(seed, 2)
     hot = warm is not None and "l2" in warm
     Z, components = _features(X, n_components, svd_samples, svd_seed, warm.get("components") if hot else None)
@@ -177,14 +189,37 @@ def _estimate(X, actions, feedback, K, seed, l2_grid, n_components, max_iter, n_
             scores[test] = _logit_pi(Z[test], actions[test], thetas[k], K)
         fit = _fit_plateaus(scores, actions, feedback, K)
         if best is None or fit[2] < best[2]:
-            best = fit
+            best, best_scores = fit, scores
             if warm is not None:
                 warm.update(components=components, l2=lam)
     q = best[3]
     if tail > 0:
         low, high = np.quantile(q, [tail, 1.0 - tail])
-        return clip_rates(low, 1.0 - high)
-    return clip_rates(best[0], best[1])
+        shared = clip_rates(low, 1.0 - high)
+    else:
+        shared = clip_rates(best[0], best[1])
+    if not per_action:
+        return shared
+    return _per_arm_rates(best_scores, actions, feedback, K, tail, shared)
+
+
+def _per_arm_rates(scores, actions, feedback, K: int, tail: float, shared) -> tuple[np.ndarray, np.ndarray]:
+    """Each arm's (ρ0(a), ρ1(a)): its own plateaus P(f̃=1 | s) = low_a + (high_a − low_a)·σ(α s + c) fitted on
+    the out-of-fold scores of its tuples, read at their ``tail`` quantiles (or asymptotes, tail = 0); the
+    shared estimate for arms with fewer than PER_ARM_MIN tuples or constant feedback."""
+    r0, r1 = np.full(K, shared[0]), np.full(K, shared[1])
+    for a in range(K):
+        rows = actions == a
+        f = feedback[rows]
+        if rows.sum() < PER_ARM_MIN or f.min() == f.max():
+            continue
+        low, r1_a, _, q = _fit_plateaus(scores[rows], np.zeros(int(rows.sum()), np.int64), f, 1)
+        if tail > 0:
+            lo, hi = np.quantile(q, [tail, 1.0 - tail])
+            r0[a], r1[a] = clip_rates(lo, 1.0 - hi)
+        else:
+            r0[a], r1[a] = clip_rates(low, r1_a)
+    return r0, r1
 
 
 def _check_l2(l2) -> tuple[float, ...]:

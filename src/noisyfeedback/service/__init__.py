@@ -2,11 +2,12 @@
 
 ``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see the
 README's "Deploy" section. Modules: :mod:`.engine` (model, log order, recovery), :mod:`.learner` (the
-learner's public API as the service uses it), :mod:`.storage` (the log interface and SQLite), :mod:`.app`
+learner's public API as the service uses it), :mod:`.catalogue` (actions described by features: the catalogue
+learners, multi-slot, deferred activation), :mod:`.storage` (the log interface and SQLite), :mod:`.app`
 (the HTTP app and its request limits), :mod:`.routers` (the routes), :mod:`.dependencies` (API keys per
 request), :mod:`.schemas` (request bodies), :mod:`.auth` (keys), :mod:`.metrics`, :mod:`.evaluate`
 (off-policy estimates), :mod:`.export` (Parquet, CSV and VW cb), :mod:`.server` (uvicorn with the header
-limit). Needs the ``service`` extra (FastAPI, uvicorn).
+limit). Needs the ``service`` extra (FastAPI, uvicorn). Its Python client: :mod:`noisyfeedback.client`.
 """
 
 from .engine import Engine, ServiceConfig, ServiceError, build_learner

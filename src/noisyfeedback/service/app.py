@@ -157,12 +157,58 @@ def _add_error_handlers(app: FastAPI) -> None:
         return json_response(_validation_body(exc), 422)
 
 
+def _hoist_defs(schema: dict) -> None:
+    """Move the ``$defs`` of the bodies read as raw JSON into ``components/schemas`` (where their
+    ``$ref`` points)."""
+    comps = schema.setdefault("components", {}).setdefault("schemas", {})
+    for item in schema["paths"].values():
+        for op in item.values():
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+            if isinstance(body, dict) and "$defs" in body:
+                comps.update(body.pop("$defs"))
+
+
+def _catalogue_openapi(schema: dict, engine: Engine) -> None:
+    """An action-feature service: ``/rank`` takes the action-feature body; sizes of this service
+    (actions a request, slots); the rank routes link to the reward and the activation of their event."""
+    from .schemas import FeatureRankRequest
+
+    rank_op = schema["paths"]["/rank"]["post"]
+    body = FeatureRankRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema["components"]["schemas"].update(body.pop("$defs", {}))
+    rank_op["requestBody"]["content"]["application/json"]["schema"] = body
+    rank_op.setdefault("responses", {}).setdefault("200", {})["links"] = {
+        "Reward": {"operationId": "reward", "requestBody": {"event_id": "$response.body#/event_id", "reward": 1}},
+        "Activate": {"operationId": "activate", "parameters": {"path.event_id": "$response.body#/event_id"}}}
+    comps = schema["components"]["schemas"]
+    k = engine.n_slots
+    for name in ("FeatureRankRequest", "MultislotRankRequest", "PzRankRequest", "PzMultiSlotRankRequest"):
+        for model in (comps.get(name), body if name == "FeatureRankRequest" else None):
+            if model and "actions" in model.get("properties", {}):
+                model["properties"]["actions"]["maxItems"] = engine.cfg.max_actions
+            if model and "slots" in model.get("properties", {}):
+                model["properties"]["slots"].update(minItems=k, maxItems=k)
+    for path, item in schema["paths"].items():
+        op = item.get("post", {})
+        s = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+        for key, n in (("actions", engine.cfg.max_actions), ("slots", k)):
+            if key in s.get("properties", {}):
+                s["properties"][key]["maxItems"] = n
+                if key == "slots":
+                    s["properties"][key]["minItems"] = n
+
+
 def _openapi_for(app: FastAPI, engine: Engine):
     """The app's OpenAPI schema with this service's sizes: a dense context holds exactly n_features
     numbers, a sparse one at most n_features entries keyed by index, actions are labels 0..K-1."""
     def openapi():
         if app.openapi_schema is None:
             schema = FastAPI.openapi(app)
+            _hoist_defs(schema)
+            if engine.catalogue:
+                _catalogue_openapi(schema, engine)
+                app.openapi_schema = schema
+                return schema
             d, K, m = engine.n_features, engine.n_classes, engine.m
             body = schema["paths"]["/rank"]["post"]["requestBody"]["content"]["application/json"]["schema"]
             props = body["properties"]
@@ -188,7 +234,10 @@ def _openapi_for(app: FastAPI, engine: Engine):
 
 def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
     """The ASGI app of a service (opens or creates its database and rebuilds the model)."""
-    engine = engine if engine is not None else Engine(cfg)
+    if engine is None:
+        from .catalogue import open_engine
+
+        engine = open_engine(cfg)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -203,6 +252,12 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     app.include_router(rank.router)
     app.include_router(admin.router)
+    if engine.catalogue:
+        from .routers import features, personalizer
+
+        app.include_router(features.router)
+        app.include_router(personalizer.make_router(personalizer.PREFIX))
+        app.include_router(personalizer.make_router(personalizer.PREVIEW_PREFIX), include_in_schema=False)
     app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
     app.add_middleware(Limits, cfg=cfg, metrics=app.state.metrics)

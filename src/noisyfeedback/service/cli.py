@@ -102,10 +102,10 @@ def serve(
     n_classes: Annotated[Optional[int], typer.Option("--n-classes", help="Number of actions K.")] = None,
     n_features: Annotated[Optional[int], typer.Option("--n-features", help="Context dimension d.")] = None,
     param: Annotated[Optional[list[str]], typer.Option("--param", help="Learner parameter key=value.")] = None,
-    rho0: Annotated[Optional[float], typer.Option("--rho0", help="Flip rate P(click seen | no click) "
-                                                              "(default 0).")] = None,
-    rho1: Annotated[Optional[float], typer.Option("--rho1", help="Flip rate P(no click seen | click) "
-                                                              "(default 0).")] = None,
+    rho0: Annotated[Optional[str], typer.Option("--rho0", help="Flip rate P(click seen | no click) "
+                                                            "(default 0), or one per action: 0.3,0.3,0,0.")] = None,
+    rho1: Annotated[Optional[str], typer.Option("--rho1", help="Flip rate P(no click seen | click) "
+                                                            "(default 0), or one per action: 0,0,0.5,0.5.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="online or apprentice.")] = "online",
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8000,
@@ -118,23 +118,42 @@ def serve(
                                                                  "bytes.")] = 16 << 10,
     snapshot_dir: Annotated[Optional[Path], typer.Option("--snapshot-dir", help="Folder of the model snapshots "
                                                          "(default: DB.snapshots next to a SQLite file).")] = None,
+    action_features: Annotated[bool, typer.Option("--action-features", help="Rank actions described by features "
+                                                  "(context_features, actions; multi-slot, Personalizer routes) "
+                                                  "with a catalogue learner, e.g. --learner SquareCB.")] = False,
+    bits: Annotated[Optional[int], typer.Option("--bits", help="--action-features: hash into 2^BITS weights "
+                                                               "(default 18).")] = None,
+    interaction: Annotated[Optional[list[str]], typer.Option("--interaction", help="--action-features: VW's -q "
+                           "pair of namespace first letters (context, action), ':' any; repeatable (default: "
+                           "every pair).")] = None,
+    max_actions: Annotated[int, typer.Option("--max-actions", help="--action-features: actions a request may "
+                                                                   "list.")] = 50,
+    replica: Annotated[Optional[str], typer.Option("--replica", help="This process's name among several "
+                                                   "replicas of one PostgreSQL log (each learns every reward "
+                                                   "of the log).")] = None,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", help="Replicas: seconds between reads of "
+                                                 "the rewards other replicas logged, when idle.")] = 0.05,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
     from .engine import ServiceConfig
-    from .learner import parse_param_items
+    from .learner import parse_param_items, parse_rates
     from .server import run
 
     try:
         cfg = ServiceConfig(db=db, model=model, learner=learner, n_classes=n_classes, n_features=n_features,
-                            params=parse_param_items(param), rho0=rho0, rho1=rho1, mode=mode,
+                            params=parse_param_items(param), rho0=parse_rates(rho0, "--rho0"),
+                            rho1=parse_rates(rho1, "--rho1"), mode=mode,
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
-                            max_header=max_header, snapshot_dir=snapshot_dir)
+                            max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
+                            bits=bits, interactions=tuple(interaction) if interaction else None,
+                            max_actions=max_actions, replica=replica, poll_interval=poll_interval)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
-    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db})", err=True)
+    typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db}"
+               f"{f', replica {replica}' if replica else ''})", err=True)
     run(app, host, port, max_header)
 
 

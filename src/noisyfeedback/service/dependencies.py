@@ -9,14 +9,17 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from .auth import hash_key
 from .engine import Engine, ServiceError
 
-__all__ = ["bearer", "get_engine", "role_of", "rank_key", "admin_key", "EngineDep", "RankKey", "AdminKey"]
+__all__ = ["bearer", "subscription_key", "get_engine", "role_of", "rank_key", "admin_key", "personalizer_key",
+           "EngineDep", "RankKey", "AdminKey", "PersonalizerKey"]
 
 bearer = HTTPBearer(auto_error=False, description="An API key from `noisyfeedback keys create`.")
+subscription_key = APIKeyHeader(name="Ocp-Apim-Subscription-Key", auto_error=False,
+                                description="The same API key, in the header Personalizer clients send.")
 
 
 def get_engine(request: Request) -> Engine:
@@ -27,10 +30,14 @@ def role_of(engine: Engine, creds: HTTPAuthorizationCredentials | None) -> str:
     """The role of the presented key; 401 without a (known) bearer key."""
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
         raise ServiceError(401, "an API key is needed: 'Authorization: Bearer KEY'.", "Authorization")
-    h = hash_key(creds.credentials)
+    return _role_of_key(engine, creds.credentials, "Authorization")
+
+
+def _role_of_key(engine: Engine, key: str, field: str) -> str:
+    h = hash_key(key)
     role = engine.storage.key_role(h)
     if role is None:
-        raise ServiceError(401, "unknown or revoked API key.", "Authorization")
+        raise ServiceError(401, "unknown or revoked API key.", field)
     engine.touch_key(h)
     return role
 
@@ -51,5 +58,17 @@ async def admin_key(engine: EngineDep, creds: Credentials) -> str:
     return "admin"
 
 
+async def personalizer_key(engine: EngineDep, creds: Credentials,
+                           key: Annotated[str | None, Depends(subscription_key)]) -> str:
+    """Any valid key, in ``Ocp-Apim-Subscription-Key`` (as Personalizer clients send it) or as Bearer."""
+    if key:
+        return _role_of_key(engine, key, "Ocp-Apim-Subscription-Key")
+    if creds is None:
+        raise ServiceError(401, "an API key is needed: 'Ocp-Apim-Subscription-Key: KEY' or 'Authorization: "
+                                "Bearer KEY'.", "Ocp-Apim-Subscription-Key")
+    return role_of(engine, creds)
+
+
 RankKey = Annotated[str, Depends(rank_key)]
+PersonalizerKey = Annotated[str, Depends(personalizer_key)]
 AdminKey = Annotated[str, Depends(admin_key)]

@@ -9,11 +9,23 @@ rewards are learned (in ``seq`` order) *before* any of its requests is acknowled
 waits for each answer before sending the next request drives the service exactly as ``nf.simulate``
 drives the learner (act, feedback, learn).
 
+**Replicas.** Several processes may serve one PostgreSQL log, each started with its own ``replica`` name.
+Each ranks with its own copy of the model and its own random stream (derived from the log's
+``replica_entropy`` and the name); its events carry its name and its own count of events. Each learns
+*every* reward of the log, whichever replica received it, in reward-``seq`` order: the writer thread
+reads the rewards after the last one handed to the model after each commit and, when idle, every
+``poll_interval`` seconds. The reward ``seq`` is the order of commit (one advisory lock), so the rewards a
+replica reads after a commit are all those up to its own, and learning is a pure function of the log:
+every replica's model after reward ``s`` equals an offline replay of the log up to ``s``. A replica's own
+reward is answered once everything up to it is learned.
+
 **Recovery.** A snapshot (``learner.save``, our ``.npz``) records the last reward seq it has learned and
 the last event seq whose draws its random stream has consumed; its row is committed after the events it
 covers. On start the service loads the last snapshot, advances the random stream by the draws of the
 events after it and learns the rewards after it in seq order: the model equals, bit for bit, the one
-that was serving when the log was last committed.
+that was serving when the log was last committed. A replica takes the weights of the latest snapshot of
+any replica (the one with the highest reward seq) and the random stream of its own latest snapshot (or
+its initial stream), advanced by the draws of its own events after it.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ import logging
 import math
 import os
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,6 +55,9 @@ from .stores import open_storage
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner"]
 
 MAX_BATCH = 1024
+REPLICA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: the log operations that write a reward the model learns
+REWARD_OPS = ("reward", "creward")
 log = logging.getLogger("noisyfeedback.service")
 
 
@@ -58,7 +74,8 @@ class ServiceConfig:
     """How to start a service. The learner is given by ``model`` (a saved ``.npz``) or by ``learner``,
     ``n_classes`` and ``n_features`` (plus ``params``); on a database that already holds a service, the
     database's configuration and last snapshot win, and a different ``learner``, ``n_classes``,
-    ``n_features``, ``rho0`` or ``rho1`` is refused (``None``: not given)."""
+    ``n_features``, ``rho0`` or ``rho1`` is refused (``None``: not given). ``rho0``/``rho1``: one flip rate,
+    or a list of one per action (flips that depend on the action)."""
 
     db: str | Path
     model: str | Path | None = None
@@ -66,8 +83,8 @@ class ServiceConfig:
     n_classes: int | None = None
     n_features: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    rho0: float | None = None
-    rho1: float | None = None
+    rho0: float | list[float] | None = None
+    rho1: float | list[float] | None = None
     mode: str = "online"
     snapshot_every: int = 100_000
     synchronous: str = "FULL"
@@ -79,6 +96,17 @@ class ServiceConfig:
     max_header: int = 16 << 10
     #: nesting depth of a JSON body (422 beyond)
     max_depth: int = 32
+    #: serve rounds of actions described by features (a catalogue learner; ``/rank`` takes
+    #: ``context_features`` and ``actions``), hashed into 2^bits weights with the given interactions
+    action_features: bool = False
+    bits: int | None = None
+    interactions: tuple[str, ...] | None = None
+    #: actions a request may list (action-feature services)
+    max_actions: int = 50
+    #: this process's name among the replicas of one PostgreSQL log (None: the only process serving it)
+    replica: str | None = None
+    #: seconds between two reads of the rewards other replicas logged, when this one writes nothing
+    poll_interval: float = 0.05
 
     def check(self) -> None:
         """Refuse values no service can run with (one ``ValueError`` naming the option)."""
@@ -92,16 +120,63 @@ class ServiceConfig:
         positive_int("max_header", self.max_header, 1024)
         positive_int("max_depth", self.max_depth, 2)
         positive_int("snapshot_every", self.snapshot_every, 0)
+        positive_int("max_actions", self.max_actions)
+        if self.action_features:
+            positive_int("bits", self.bits)
+            if self.bits is not None and self.bits > 30:
+                raise ValueError(f"--bits must be at most 30; got {self.bits!r}.")
+            if self.mode != "online":
+                raise ValueError("--action-features serves in online mode only (apprentice mode is for the "
+                                 "numeric API).")
+            if self.n_classes is not None or self.n_features is not None:
+                raise ValueError("--action-features takes its actions and features from each request: leave "
+                                 "out --n-classes and --n-features.")
+        elif self.bits is not None or self.interactions is not None:
+            raise ValueError("--bits and --interaction hash action features: give --action-features too.")
+        rates = {}
         for name in ("rho0", "rho1"):
             v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and 0 <= v < 1):
-                raise ValueError(f"--{name} must be in [0, 1); got {v!r}.")
-        if (self.rho0 or 0) + (self.rho1 or 0) >= 1:
-            raise ValueError(f"--rho0 + --rho1 must be below 1; got {self.rho0} + {self.rho1}.")
+            per = isinstance(v, (list, tuple))
+            vals = list(v) if per else [v]
+            if v is not None and (not vals or not all(isinstance(r, (int, float)) and not isinstance(r, bool)
+                                                       and 0 <= r < 1 for r in vals)):
+                raise ValueError(f"--{name} must be in [0, 1), or one such rate per action; got {v!r}.")
+            if per and self.n_classes is not None and len(vals) != self.n_classes:
+                raise ValueError(f"--{name} must hold one rate per action: {self.n_classes} rates; got {len(vals)}.")
+            rates[name] = vals if v is not None else [0.0]
+        r0, r1 = rates["rho0"], rates["rho1"]
+        if self.action_features and (isinstance(self.rho0, (list, tuple)) or isinstance(self.rho1, (list, tuple))):
+            raise ValueError("--rho0/--rho1 per action need numbered actions: with --action-features the actions "
+                             "change with each request; give one rate.")
+        if len(r0) > 1 and len(r1) > 1 and len(r0) != len(r1):
+            raise ValueError(f"--rho0 and --rho1 must hold as many rates; got {len(r0)} and {len(r1)}.")
+        n = max(len(r0), len(r1))
+        for a in range(n):
+            x0, x1 = r0[a if len(r0) > 1 else 0], r1[a if len(r1) > 1 else 0]
+            if x0 + x1 >= 1:
+                where = f" for action {a}" if n > 1 else ""
+                raise ValueError(f"--rho0 + --rho1 must be below 1{where}; got {x0} + {x1}.")
         if self.mode not in ("online", "apprentice"):
             raise ValueError(f"--mode must be online or apprentice; got {self.mode!r}.")
+        if self.replica is not None and not (isinstance(self.replica, str) and REPLICA_NAME.fullmatch(self.replica)):
+            raise ValueError(f"--replica must be 1 to 64 letters, digits, '_' or '-'; got {self.replica!r}.")
+        if self.replica is not None and not is_dsn(self.db):
+            raise ValueError("--replica needs a PostgreSQL log (--db postgresql://...): replicas share one "
+                             "database.")
+        if self.replica is not None and getattr(self, "action_features", False):
+            raise ValueError("--replica serves the numeric API; replicas of an --action-features service are not "
+                             "supported.")
+        if not (isinstance(self.poll_interval, (int, float)) and 0.001 <= self.poll_interval <= 60):
+            raise ValueError(f"--poll-interval must be in [0.001, 60] seconds; got {self.poll_interval!r}.")
         if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):
             raise ValueError(f"busy_timeout must be in (0, 3600) seconds; got {self.busy_timeout!r}.")
+
+
+def _rates_conf(v) -> float | list[float]:
+    """A flip-rate option as the stored configuration holds it: a float, or a list of one per action."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [float(r) for r in v]
+    return float(v or 0.0)
 
 
 def build_learner(cfg: ServiceConfig):
@@ -135,9 +210,14 @@ def _sha256(path: Path) -> str:
 class Engine:
     """The learner, the log and the writer thread. All model work happens on the event loop's thread."""
 
+    #: whether the service ranks actions described by features (:class:`~.catalogue.CatalogueEngine`)
+    catalogue = False
+
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
         cfg.check()
         self.cfg = cfg
+        self.replica = cfg.replica
+        self._learned_upto = 0  # replicas: the last reward seq learned or refused here
         dsn = is_dsn(cfg.db)
         self.db = str(cfg.db) if dsn else Path(cfg.db).expanduser().resolve()
         fresh = not dsn and storage is None and not Path(self.db).exists()
@@ -176,6 +256,13 @@ class Engine:
         self._rebuilt = False
 
     # ------------------------------------------------------------ start-up
+    def _fresh(self) -> tuple[Any, dict]:
+        """A new service's learner and the configuration stored with it."""
+        learner = build_learner(self.cfg)
+        return learner, {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
+                         "n_features": int(n_features_of(learner)), "m": set_size(learner),
+                         "rho0": _rates_conf(self.cfg.rho0), "rho1": _rates_conf(self.cfg.rho1)}
+
     def _check_config(self, conf: dict) -> None:
         """A restart that names another learner, size or flip rate than the database holds is refused."""
         cfg, given = self.cfg, []
@@ -195,7 +282,7 @@ class Engine:
         for opt, key, value in (("--n-classes", "n_classes", cfg.n_classes), ("--n-features", "n_features",
                                 cfg.n_features), ("--rho0", "rho0", cfg.rho0), ("--rho1", "rho1", cfg.rho1)):
             if value is not None:
-                given.append((opt, conf[key], type(conf[key])(value)))
+                given.append((opt, conf[key], _rates_conf(value) if key.startswith("rho") else type(conf[key])(value)))
         for opt, stored, new in given:
             if stored != new:
                 raise ValueError(f"the database {self.db} serves {opt.lstrip('-').replace('-', '_')} = {stored!r}; "
@@ -240,23 +327,66 @@ class Engine:
         _fsync_dir(self.snapshot_dir)
         return self._stored_path(final), digest
 
+    def _read_snapshot(self, stored: str, digest: str | None, problems: list[str]):
+        """The learner of one snapshot row, or None (the problem noted) when its file is missing,
+        truncated or replaced (its SHA-256 differs from its row's)."""
+        path = self._snapshot_file(stored)
+        try:
+            if digest is not None and _sha256(path) != digest:
+                raise ValueError("its SHA-256 differs from the one logged when it was written")
+            return base.load(path)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+            log.warning("snapshot %s is unusable (%s); trying the one before it", path, exc)
+            return None
+
     def _load_snapshot(self):
         """The latest usable snapshot: (learner, reward_seq, event_seq). A missing, truncated or replaced
         file (its SHA-256 differs from its row's) is skipped for the one before it: the log holds every
         event and reward after any snapshot."""
-        problems = []
+        if self.replica is not None:
+            return self._load_replica_snapshot()
+        problems: list[str] = []
         for stored, reward_seq, event_seq, digest in self.storage.snapshots():
-            path = self._snapshot_file(stored)
-            try:
-                if digest is not None and _sha256(path) != digest:
-                    raise ValueError("its SHA-256 differs from the one logged when it was written")
-                learner = base.load(path)
-            except (OSError, ValueError) as exc:
-                problems.append(f"{path}: {exc}")
-                log.warning("snapshot %s is unusable (%s); trying the one before it", path, exc)
-                continue
-            return learner, int(reward_seq), int(event_seq)
+            learner = self._read_snapshot(stored, digest, problems)
+            if learner is not None:
+                return learner, int(reward_seq), int(event_seq)
         raise ValueError("no usable snapshot: " + "; ".join(problems))
+
+    def _replica_stream(self, learner) -> np.random.Generator:
+        """A replica's initial random stream: PCG64 from SeedSequence(the log's ``replica_entropy``,
+        spawn_key = the SHA-256 of the name). The entropy is stored once per log (the learner's integer
+        seed, else fresh entropy), so the stream is known from the log alone."""
+        seed = learner.get_params().get("seed")
+        default = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0 \
+            else int(np.random.SeedSequence().entropy)
+        entropy = int(self.storage.setdefault_meta("replica_entropy", str(default)))
+        digest = hashlib.sha256(self.replica.encode()).digest()[:16]
+        key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key)))
+
+    def _load_replica_snapshot(self):
+        """A replica's start: the weights of the usable snapshot with the highest reward seq (of any
+        replica), the random stream of this replica's latest usable snapshot (or its initial stream) and
+        the replica's own count of events that stream has drawn for: (learner, reward_seq, event_seq)."""
+        rows = self.storage.replica_snapshots()  # the latest first
+        problems: list[str] = []
+        learner = None
+        for stored, reward_seq, _, digest, _ in sorted(rows, key=lambda r: -int(r[1])):  # stable: ties by id
+            learner = self._read_snapshot(stored, digest, problems)
+            if learner is not None:
+                break
+        if learner is None:
+            raise ValueError("no usable snapshot: " + "; ".join(problems))
+        rng, event_seq = None, 0
+        for stored, _, own_seq, digest, replica in rows:
+            if replica == self.replica:
+                own = self._read_snapshot(stored, digest, problems)
+                if own is not None:
+                    rng, event_seq = own.rng_, int(own_seq)
+                    break
+        learner.rng_ = rng if rng is not None else self._replica_stream(learner)
+        return learner, int(reward_seq), event_seq
 
     def _recover(self) -> None:
         """Build the model from the log: the latest usable snapshot, the random draws of the events after
@@ -265,10 +395,7 @@ class Engine:
         st = self.storage
         stored = st.get_meta("config")
         if stored is None:
-            learner = build_learner(self.cfg)
-            conf = {"class": type(learner).__name__, "n_classes": int(learner.n_classes),
-                    "n_features": int(n_features_of(learner)), "m": set_size(learner),
-                    "rho0": float(self.cfg.rho0 or 0.0), "rho1": float(self.cfg.rho1 or 0.0)}
+            learner, conf = self._fresh()
             path, digest = self._write_snapshot(learner, "snapshot-000000000000-000000000000.npz")
             st.set_meta("config", json.dumps(conf))
             st.set_meta("mode", self.cfg.mode)
@@ -276,6 +403,9 @@ class Engine:
         conf = json.loads(st.get_meta("config"))
         if stored is not None:
             self._check_config(conf)
+        if self.replica is None and is_dsn(self.db) and st.has_replica_events():  # (replicas: PostgreSQL only)
+            raise ValueError(f"the database {self.db} is served by replicas; start this process as one of them "
+                             "with --replica NAME.")
         refused, snapshot_seq = self._rebuild_model()
         self.refused_on_recovery = refused
         self.conf = conf
@@ -284,7 +414,7 @@ class Engine:
         self.m = conf["m"]
         self.rho0, self.rho1 = conf["rho0"], conf["rho1"]
         self.mode = st.get_meta("mode") or "online"
-        self.next_event_seq = st.max_event_seq() + 1
+        self.next_event_seq = st.max_event_seq(self.replica) + 1
         self._seen_event_seq = self.next_event_seq - 1  # the last event seq known committed here
         self.stats = st.stats()
         self.binary = True  # every bandit learner of the library learns from 0/1 feedback
@@ -300,14 +430,17 @@ class Engine:
         st = self.storage
         learner, reward_seq, event_seq = self._load_snapshot()
         up_r, up_e = upto if upto is not None else (None, None)
-        draws = st.draws_after(event_seq, up_e) + self._pending_draws
+        draws = (st.draws_after(event_seq, up_e) if self.replica is None
+                 else st.draws_after(event_seq, up_e, replica=self.replica)) + self._pending_draws
         while draws > 0:  # the uniforms the logged events after the snapshot drew
             k = min(draws, 1 << 20)
             learner.rng_.random(k)
             draws -= k
         self.learner = learner
         self.model_version = reward_seq
+        learned_before, self._learned_upto = self._learned_upto, reward_seq
         refused = self._replay(reward_seq, up_r)
+        self._learned_upto = max(self._learned_upto, learned_before)
         if refused:
             log.warning("rewards %s are refused (the model would not stay finite) and removed from the log",
                         refused)
@@ -334,7 +467,7 @@ class Engine:
             except ValueError:
                 ok = False
             if ok:
-                self.model_version = rows[-1][0]
+                self.model_version = self._learned_upto = rows[-1][0]
                 continue
             self.learner = saved
             for row in rows:
@@ -349,6 +482,7 @@ class Engine:
                 else:
                     self.learner = before
                     refused.append(row[0])
+                self._learned_upto = row[0]
         return refused
 
     def _learn_live(self, rows: list[tuple]) -> list[int]:
@@ -386,10 +520,31 @@ class Engine:
             if task is not None and not task.done():
                 task.cancel()
 
+    def _tail(self, after: int) -> tuple[list[tuple], dict[int, tuple]]:
+        """The rewards logged after seq ``after`` (by any replica), in seq order, as the replay reads them,
+        and their events' (mode, default_action, greedy) by seq."""
+        rows = [r for chunk in self.storage.rewards_after(after) for r in chunk]
+        if not rows:
+            return rows, {}
+        events = self.storage.reward_events(after, rows[-1][0])
+        # a reward removed (refused by the model) between the two reads: learned by no one, counted as online
+        return rows, {r[0]: events.get(r[0], ("online", None, None)) for r in rows}
+
     def _writer(self) -> None:
         q = self._queue
+        tailing = self.replica is not None
+        cursor = None  # replicas: the last reward seq handed to the event loop (None: ask the loop)
         while True:
-            item = q.get()
+            if tailing:
+                try:
+                    item = q.get(timeout=self.cfg.poll_interval)
+                except queue.Empty:
+                    item = ()
+                    if not self.healthy:
+                        cursor = None
+                        continue
+            else:
+                item = q.get()
             if item is None:
                 return
             batch = list(item)
@@ -404,15 +559,30 @@ class Engine:
                     break
                 batch.extend(nxt)
             try:
-                results = self.storage.apply_batch([op for op, _ in batch])
-                self._loop.call_soon_threadsafe(self._committed, batch, results, None)
+                results = self.storage.apply_batch([op for op, _ in batch]) if batch else []
+                tail = None
+                if tailing:  # every reward committed up to now, ours included, in seq order
+                    if cursor is None:
+                        cursor = self._learned_upto
+                    tail = self._tail(cursor)
+                    if tail[0]:
+                        cursor = tail[0][-1][0]
+                if batch or (tail and tail[0]):
+                    self._loop.call_soon_threadsafe(self._committed, batch, results, None, tail)
             except BaseException as exc:  # nothing of the batch is logged (rolled back): 503, then repair
-                self._loop.call_soon_threadsafe(self._committed, batch, None, exc)
+                cursor = None
+                if batch:
+                    self._loop.call_soon_threadsafe(self._committed, batch, None, exc)
+                else:  # a failed read while idle: the next write finds out (and repairs)
+                    log.warning("reading the rewards of the other replicas failed (%s); retrying", exc)
+                    time.sleep(min(1.0, 10 * self.cfg.poll_interval))
             if stop:
                 return
 
-    def _committed(self, batch, results, exc) -> None:
-        """On the event loop after a commit: learn the batch's rewards in seq order, then answer."""
+    def _committed(self, batch, results, exc, tail=None) -> None:
+        """On the event loop after a commit: learn the batch's rewards in seq order, then answer. A
+        replica learns the rewards of ``tail`` instead: every reward committed after the last one handed
+        over, its own ones included (those already learned, after a rebuild, are skipped)."""
         self._inflight -= len(batch)
         for op, _ in batch:
             if op[0] == "event":
@@ -428,10 +598,15 @@ class Engine:
             self._start_repair()
             return
         rows, events = [], {}
+        if self.replica is not None:
+            rows, events = tail if tail is not None else ([], {})
+            rows = [r for r in rows if r[0] > self._learned_upto]
+            if rows:
+                self._learned_upto = rows[-1][0]
         for (op, _), res in zip(batch, results):
-            if op[0] == "reward" and res.status == "accepted":
+            if self.replica is None and op[0] in REWARD_OPS and res.status == "accepted":
                 ctx, action, prob, mode, default_action, greedy = res.event
-                rows.append((res.seq, res.reward, ctx, action, prob))
+                rows.append((res.seq, res.reward, ctx, action, prob, res.slots))
                 events[res.seq] = (mode, default_action, greedy)
         refused = set(self._learn_live(rows)) if rows else set()
         s = self.stats
@@ -451,7 +626,7 @@ class Engine:
         for (op, fut), res in zip(batch, results):
             if fut is None or fut.done():
                 continue
-            if op[0] == "reward" and res.status == "accepted" and res.seq in refused:
+            if op[0] in REWARD_OPS and res.status == "accepted" and res.seq in refused:
                 # answered once the removal of the reward from the log has committed
                 self._chain(("unreward", res.seq), fut, ServiceError(
                     422, f"learning the reward of event {op[1]!r} would make the model's state non-finite "
@@ -637,17 +812,18 @@ class Engine:
                     learner.rng_.bit_generator.state = state
                 raise ServiceError(422, "the model gives no finite probability for this context; nothing was "
                                         "logged.", "context")
-        seq = self.next_event_seq
+        seq = self.next_event_seq  # a replica's own count of events
         self.next_event_seq += 1
         if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
-            event_id = f"ev~{seq}"
+            event_id = f"ev~{seq}" if self.replica is None else f"ev~{self.replica}~{seq}"
         row = EventRow(seq, event_id, time.time(), x.tobytes(), encode_action(action), prob,
                        dist.tobytes(), int(n_draws), self.mode,
                        None if default_action is None else encode_action(default_action), greedy_text,
-                       self.model_version)
+                       self.model_version, replica=self.replica)
         self._pending_ids.add(event_id)
         self._pending_draws += int(n_draws)
-        await self._write(("event", row))
+        if await self._write(("event", row)) == 0:  # another replica logged this event_id meanwhile
+            raise ServiceError(409, f"event_id {event_id!r} is already in the log.", "event_id")
         s = self.stats
         s["events"] += 1
         if self.mode == "apprentice":
@@ -674,8 +850,11 @@ class Engine:
         if not self.healthy:
             raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
         reward_seq, event_seq = self.model_version, self.next_event_seq - 1
-        path, digest = self._write_snapshot(self.learner, f"snapshot-{reward_seq:012d}-{event_seq:012d}.npz")
-        await self._write(("snapshot", path, reward_seq, event_seq, digest))
+        name = f"snapshot-{reward_seq:012d}-{event_seq:012d}.npz"
+        if self.replica is not None:  # its random stream and its own count of events are this replica's
+            name = f"snapshot-{self.replica}-{reward_seq:012d}-{event_seq:012d}.npz"
+        path, digest = self._write_snapshot(self.learner, name)
+        await self._write(("snapshot", path, reward_seq, event_seq, digest, self.replica))
         return {"path": str(self._snapshot_file(path)), "model_version": reward_seq, "event_seq": event_seq}
 
     def set_mode(self, mode: str) -> None:

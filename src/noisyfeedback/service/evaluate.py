@@ -34,9 +34,14 @@ class Logged:
     n_classes: int
     n_features: int
     m: int
-    rho0: float
-    rho1: float
+    rho0: float | list[float]  # one rate, or one per action
+    rho1: float | list[float]
     deployed: Any = None
+
+
+def _rates(v):
+    """A configured flip rate for nf.ope: the float, or an array of one per action."""
+    return np.asarray(v, dtype=np.float64) if isinstance(v, (list, tuple)) else v
 
 
 def logged_rewarded(logged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -101,8 +106,8 @@ def evaluate_candidate(logged: Logged, candidate: str, params: list[str], estima
             raise ServiceError(422, f"the candidate cannot learn the log with these parameters: {exc}",
                                "param") from None
     with np.errstate(all="ignore"):
-        est = ope.evaluate(policy, X, actions, rewards, props, estimator=estimator, rho0=logged.rho0,
-                           rho1=logged.rho1, alpha=alpha, seed=0)
+        est = ope.evaluate(policy, X, actions, rewards, props, estimator=estimator, rho0=_rates(logged.rho0),
+                           rho1=_rates(logged.rho1), alpha=alpha, seed=0)
     out = dataclasses.asdict(est) if dataclasses.is_dataclass(est) else dict(vars(est))
     out["candidate"] = candidate
     return out

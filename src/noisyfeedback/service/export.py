@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ import numpy as np
 from .storage import decode_action
 from .stores import open_storage
 
-__all__ = ["export_parquet", "export_csv", "export_vw", "export_log", "FORMATS"]
+__all__ = ["export_parquet", "export_csv", "export_vw", "export_catalogue_parquet", "export_log", "FORMATS"]
 
 COLUMNS = ("event_seq", "event_id", "ranked_at", "context", "action", "probability", "distribution", "n_draws",
            "mode", "default_action", "greedy", "model_version", "reward_seq", "reward", "reward_timestamp",
@@ -87,13 +88,46 @@ def export_vw(db: str | Path, path: str | Path, storage=None) -> Path:
     path = Path(path)
     with _replacing(path) as tmp, open(tmp, "w") as fh:
         for chunk in storage.rewards_after(0):
-            for _, reward, ctx, action, prob in chunk:
+            for _, reward, ctx, action, prob, *_ in chunk:
                 a = decode_action(action)
                 if isinstance(a, list):
                     raise ValueError("the VW cb format holds single actions; this log holds sets.")
                 x = np.frombuffer(ctx, dtype=np.float64)
                 feats = " ".join(f"{i}:{float(x[i])!r}" for i in np.flatnonzero(x))
                 fh.write(f"{a + 1}:{-reward!r}:{prob!r} | {feats}\n")
+    return path
+
+
+def export_catalogue_parquet(db: str | Path, path: str | Path, storage=None) -> Path:
+    """An action-feature log as Parquet, one row per event in event seq order: ``actions`` (the ids it
+    ranked, excluded ones left out), ``slots`` (slot ids; null for one action), ``chosen`` (the id in each
+    slot), ``probabilities`` (each slot's), ``distribution`` (the first slot's, over ``actions``),
+    ``deferred``, ``activated_at``, and the reward (``reward``: the mean over slots, ``slot_rewards``;
+    null when none arrived). The hashed features stay in the log (they are not text)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .catalogue import decode_round
+
+    storage = storage if storage is not None else open_storage(db, create=False)
+    names = ("event_seq", "event_id", "ranked_at", "actions", "slots", "chosen", "probabilities", "distribution",
+             "model_version", "deferred", "activated_at", "reward_seq", "reward", "slot_rewards", "reward_timestamp",
+             "reward_received_at")
+    cols: dict[str, list] = {c: [] for c in names}
+    for (seq, eid, at, blob, action, _prob, dist, version, deferred, activated, rseq, reward, slots, ts,
+         received) in storage.catalogue_log():
+        rec = decode_round(bytes(blob))
+        ids = rec["ids"]
+        chosen = [ids[int(p)] if int(p) >= 0 else None for p in str(action).split(",")]
+        row = (seq, eid, at, ids, rec["slots"], chosen, rec["probs"].tolist(),
+               np.frombuffer(dist, dtype=np.float64).tolist(), version, bool(deferred), activated, rseq, reward,
+               None if rseq is None else ([int(v) for v in slots.split(",")] if slots else [int(reward)]), ts,
+               received)
+        for c, v in zip(names, row):
+            cols[c].append(v)
+    path = Path(path)
+    with _replacing(path) as tmp:
+        pq.write_table(pa.table(cols), tmp)
     return path
 
 
@@ -115,6 +149,12 @@ def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
         raise ValueError(f"-o {str(out)!r}: the folder {str(out.parent)!r} is not writable.")
     storage = open_storage(db, create=False)
     try:
+        conf = storage.get_meta("config")
+        if conf is not None and json.loads(conf).get("action_features"):
+            if fmt != "parquet":
+                raise ValueError(f"{db} serves action features: export its log as .parquet (the ids ranked and "
+                                 "chosen, the probabilities and the rewards); CSV and VW cb hold numeric contexts.")
+            return export_catalogue_parquet(db, out, storage=storage)
         writer = {"parquet": export_parquet, "csv": export_csv, "vw": export_vw}[fmt]
         try:
             return writer(db, out, storage=storage)

@@ -43,6 +43,22 @@ def parse_param_items(items: list[str] | None, flag: str = "--param") -> dict[st
     return out
 
 
+def parse_rates(text: str | None, flag: str = "--rho0") -> float | list[float] | None:
+    """A flip-rate option: one rate, or one per action separated by commas.
+
+    >>> parse_rates("0.2"), parse_rates("0.3,0.3,0,0"), parse_rates(None)
+    (0.2, [0.3, 0.3, 0.0, 0.0], None)
+    """
+    if text is None:
+        return None
+    try:
+        vals = [float(t) for t in str(text).split(",")]
+    except ValueError:
+        raise ValueError(f"{flag} takes a rate in [0, 1) or one per action separated by commas; got {text!r}.") \
+            from None
+    return vals[0] if len(vals) == 1 and "," not in str(text) else vals
+
+
 def set_size(learner) -> int:
     """m, the number of labels one action holds (1 for single-action learners)."""
     return int(learner.get_params().get("m", 1)) if learner.feedback_kind == "set" else 1
@@ -74,14 +90,17 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     except ValueError:
         raise ValueError(f"{what} {name!r} is not a registered learner; the service serves: "
                          f"{', '.join(servable_learners())}.") from None
+    if registry.learner_tags(klass).family == "catalogue":
+        raise ValueError(f"{what} {klass.__name__} ranks actions described by features: serve it with "
+                         "--action-features (without --n-classes and --n-features).")
     if klass.__name__ not in servable_learners():
         raise ValueError(f"{what} {klass.__name__} does not learn from bandit feedback; the service serves: "
                          f"{', '.join(servable_learners())}.")
     params = dict(params)
     names = registry.learner_params(klass)
     for k, v in (("rho0", rho0), ("rho1", rho1)):
-        if k in names and k not in params and v:
-            params[k] = v
+        if k in names and k not in params and (any(v) if isinstance(v, (list, tuple)) else v):
+            params[k] = list(v) if isinstance(v, (list, tuple)) else v
     try:
         learner = registry.build_learner(klass, n_classes, **params)
         if learner.feedback_kind not in ("bandit", "set"):

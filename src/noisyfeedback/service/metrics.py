@@ -93,7 +93,13 @@ class Metrics:
             lines.append(f'nf_request_duration_seconds_sum{{route="{route}"}} {h.sum}')
             lines.append(f'nf_request_duration_seconds_count{{route="{route}"}} {h.n}')
         s = engine.stats
-        est, lo, hi = rate_estimate(int(s["rewards"]), s["reward_sum"], s["reward_sq"], engine.rho0, engine.rho1)
+        if isinstance(engine.rho0, list) or isinstance(engine.rho1, list):
+            # per-action rates correct each action's rewards with its own: the counters here are not per
+            # action, so no corrected rate is claimed (NaN); nf.ope / GET /evaluate correct per action
+            est = lo = hi = math.nan
+        else:
+            est, lo, hi = rate_estimate(int(s["rewards"]), s["reward_sum"], s["reward_sq"], engine.rho0,
+                                        engine.rho1)
         gauges = [
             ("nf_events_total", "counter", "Ranked events in the log.", s["events"]),
             ("nf_rewards_total", "counter", "Accepted rewards in the log.", s["rewards"]),
@@ -104,6 +110,14 @@ class Metrics:
             ("nf_click_rate_upper", "gauge", "Upper end of its 95% interval.", hi),
             ("nf_apprentice_mode", "gauge", "1 in apprentice mode, 0 online.", int(engine.mode == "apprentice")),
         ]
+        if getattr(engine, "catalogue", False):
+            gauges += [
+                ("nf_deferred_events_total", "counter", "Events ranked with deferred activation.",
+                 s.get("deferred", 0)),
+                ("nf_deferred_not_activated", "gauge", "Deferred events not activated (never learned from "
+                 "unless activated).", s.get("deferred_pending", 0)),
+                ("nf_rewards_ignored_total", "counter", "Rewards of deferred events not activated, dropped (the "
+                 "Personalizer routes; since the start).", s.get("ignored_rewards", 0))]
         app = engine.apprentice_report()
         gauges += [
             ("nf_apprentice_agreement", "gauge", "Share of apprentice events where the learned greedy "

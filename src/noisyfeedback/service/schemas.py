@@ -12,7 +12,9 @@ from typing import Annotated, Literal, Union
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["RankRequest", "RankResponse", "RewardRequest", "RewardResponse", "ModeRequest", "parse_body"]
+__all__ = ["RankRequest", "RankResponse", "RewardRequest", "RewardResponse", "ModeRequest", "parse_body",
+           "FeatureRankRequest", "MultislotRankRequest", "SlotRewardRequest", "PzRankRequest", "PzMultiSlotRankRequest",
+           "PzRewardRequest", "PzMultiSlotRewardRequest", "EventId"]
 
 _STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
@@ -90,3 +92,119 @@ def parse_body(model: type[BaseModel], raw: bytes):
         except ValidationError as exc:
             errors = exc.errors()
     raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors])
+
+
+# ------------------------------------------------------------------ action features
+#: a client's event id: ASCII letters, digits and . _ : - (the service's own ids contain '~')
+EventId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")]
+#: an event to reward: a client's id or one the service gave ('ev~12')
+RankedEventId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:~\-]+$")]
+#: an action or slot id: 1 to 256 printable ASCII characters
+ItemId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[\x20-\x7E]+$")]
+_Name = Annotated[str, Field(max_length=256)]
+_Leaf = Union[Annotated[str, Field(max_length=1024)], float, bool, None]
+_Leaves = Annotated[list[_Leaf], Field(max_length=1024)]
+_Inner = Union[_Leaf, _Leaves, Annotated[dict[_Name, Union[_Leaf, _Leaves]], Field(max_length=1024)]]
+#: one namespaced dict of features (VW's and Personalizer's JSON): {namespace: {name: value}}, or
+#: {name: value} in the default namespace; values are finite numbers, strings (name+value is the feature),
+#: booleans, null (dropped) or lists of them
+Features = Annotated[dict[_Name, Union[_Leaf, _Leaves, Annotated[dict[_Name, _Inner], Field(max_length=1024)]]],
+                     Field(max_length=256)]
+FeatureList = Annotated[list[Features], Field(max_length=64)]
+
+
+class Action(BaseModel):
+    model_config = _STRICT
+    id: ItemId
+    features: FeatureList = []
+
+
+class Slot(BaseModel):
+    model_config = _STRICT
+    id: ItemId
+    features: FeatureList = []
+    baseline_action: ItemId | None = None
+
+
+class FeatureRankRequest(BaseModel):
+    """Actions described by features to rank for a context (an action-feature service)."""
+
+    model_config = _STRICT
+    context_features: FeatureList = []
+    actions: Annotated[list[Action], Field(min_length=1, max_length=10_000)]
+    excluded_actions: Annotated[list[ItemId], Field(max_length=10_000)] | None = None
+    event_id: EventId | None = None
+    defer_activation: bool = False
+
+
+class MultislotRankRequest(FeatureRankRequest):
+    """One action per slot (drawn without replacement, the first slot first)."""
+
+    slots: Annotated[list[Slot], Field(min_length=1, max_length=50)]
+
+
+class SlotReward(BaseModel):
+    model_config = _STRICT
+    slot_id: ItemId
+    reward: Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class SlotRewardRequest(BaseModel):
+    """The rewards of a multi-slot event, per slot (a slot left out: 0)."""
+
+    model_config = _STRICT
+    event_id: RankedEventId
+    rewards: Annotated[list[SlotReward], Field(min_length=1, max_length=50)]
+    timestamp: float | None = None
+
+
+# ------------------------------------------------------------------ Personalizer v1.0 shapes
+class PzAction(BaseModel):
+    model_config = _STRICT
+    id: ItemId
+    features: FeatureList = []
+
+
+class PzRankRequest(BaseModel):
+    """Personalizer's RankRequest."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=False)
+    contextFeatures: FeatureList = []  # noqa: N815  (the wire names of the Personalizer API)
+    actions: Annotated[list[PzAction], Field(min_length=1, max_length=10_000)]
+    excludedActions: Annotated[list[ItemId], Field(max_length=10_000)] | None = None  # noqa: N815
+    eventId: EventId | None = None  # noqa: N815
+    deferActivation: bool | None = None  # noqa: N815
+
+
+class PzSlot(BaseModel):
+    model_config = _STRICT
+    id: ItemId
+    features: FeatureList = []
+    excludedActions: Annotated[list[ItemId], Field(max_length=10_000)] | None = None  # noqa: N815
+    baselineAction: ItemId | None = None  # noqa: N815
+
+
+class PzMultiSlotRankRequest(PzRankRequest):
+    """Personalizer's MultiSlotRankRequest."""
+
+    slots: Annotated[list[PzSlot], Field(min_length=1, max_length=50)]
+
+
+class PzRewardRequest(BaseModel):
+    """Personalizer's RewardRequest."""
+
+    model_config = _STRICT
+    value: Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class PzSlotReward(BaseModel):
+    model_config = _STRICT
+    slotId: ItemId  # noqa: N815
+    value: Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class PzMultiSlotRewardRequest(BaseModel):
+    """Personalizer's MultiSlotRewardRequest."""
+
+    model_config = _STRICT
+    reward: Annotated[list[PzSlotReward], Field(min_length=1, max_length=50)]

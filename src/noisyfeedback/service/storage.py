@@ -40,10 +40,16 @@ CREATE TABLE IF NOT EXISTS rewards (
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, reward_seq INTEGER NOT NULL, event_seq INTEGER NOT NULL,
     created REAL NOT NULL, sha256 TEXT);
+CREATE TABLE IF NOT EXISTS event_extras (
+    seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, deferred INTEGER NOT NULL DEFAULT 0,
+    activated_at REAL, request_sha256 TEXT, answer BLOB);
 """
 
 #: columns added after the first release, with their SQL types: added to older databases on open
-MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"))
+#: (``replica``, ``replica_seq``: the replica that ranked an event and its own count of events; a snapshot's
+#: replica, whose random stream it holds; NULL for a service of one process)
+MIGRATIONS = (("api_keys", "last_used", "REAL"), ("snapshots", "sha256", "TEXT"), ("rewards", "slots", "TEXT"),
+              ("events", "replica", "TEXT"), ("events", "replica_seq", "INTEGER"), ("snapshots", "replica", "TEXT"))
 
 #: the length of a key's public id (a prefix of its SHA-256 hash, shown by ``keys list``)
 KEY_ID_LENGTH = 12
@@ -75,6 +81,18 @@ class EventRow:
     default_action: str | None
     greedy: str
     model_version: int
+    #: action-feature events (``event_extras``): deferred until activated; the digest of the request and
+    #: the answer given (a retry with the same event id and body gets the same answer)
+    deferred: bool = False
+    request_sha256: str | None = None
+    answer: bytes | None = None
+    #: the replica that ranked it (None: a service of one process). A replica's event carries its own
+    #: count of events as ``seq``; the log gives it the next global seq when it commits.
+    replica: str | None = None
+
+    @property
+    def has_extras(self) -> bool:
+        return self.deferred or self.request_sha256 is not None
 
 
 @dataclass
@@ -88,6 +106,8 @@ class RewardOutcome:
     reward: float = 0.0
     logged_reward: float | None = None
     event: tuple | None = None  # (context, action, probability, mode, default_action, greedy)
+    #: the per-slot rewards of a multi-slot event ("1,0,0"), None for one slot
+    slots: str | None = None
 
 
 class Storage(Protocol):
@@ -96,19 +116,49 @@ class Storage(Protocol):
 
     def apply_batch(self, ops: list[tuple]) -> list[Any]: ...
     def event_exists(self, event_id: str) -> bool: ...
+    def event_answer(self, event_id: str) -> tuple[str | None, bytes | None] | None: ...
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def setdefault_meta(self, key: str, value: str) -> str: ...
     def add_key(self, key_hash: str, role: str) -> None: ...
     def key_role(self, key_hash: str) -> str | None: ...
     def list_keys(self) -> list[tuple[str, str, float, float | None]]: ...
     def revoke_key(self, key_hash_or_id: str) -> int: ...
+    def event_answer(self, event_id: str) -> tuple[str | None, bytes | None] | None:
+        """(request digest, answer) of a logged event (both None for events without them); None when the
+        event is not in the log."""
+        row = self._x("SELECT x.request_sha256, x.answer FROM events e LEFT JOIN event_extras x ON x.seq = e.seq "
+                      "WHERE e.event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (row[0], None if row[1] is None else bytes(row[1]))
+
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None:
+        """(context, action) of a logged event; None when it is not in the log."""
+        row = self._x("SELECT context, action FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (bytes(row[0]), row[1])
+
     def latest_snapshot(self) -> tuple[str, int, int] | None: ...
     def snapshots(self) -> list[tuple[str, int, int, str | None]]: ...
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None: ...
+    def replica_snapshots(self) -> list[tuple[str, int, int, str | None, str | None]]: ...
+    def has_replica_events(self) -> bool: ...
+    def max_reward_seq(self) -> int: ...
+    def reward_events(self, after: int, upto: int) -> dict[int, tuple]: ...
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None,
+                     replica: str | None = None) -> None: ...
     def writable(self) -> bool: ...
-    def draws_after(self, event_seq: int, upto: int | None = None) -> int: ...
-    def max_event_seq(self) -> int: ...
+    def draws_after(self, event_seq: int, upto: int | None = None, replica: str | None = None) -> int: ...
+    def max_event_seq(self, replica: str | None = None) -> int: ...
     def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]: ...
+    def catalogue_log(self) -> Iterator[tuple]:
+        """Every action-feature event in seq order with its activation and reward: (seq, event_id, ranked_at,
+        context, action, probability, distribution, model_version, deferred, activated_at, reward_seq, reward,
+        slots, reward_timestamp, received_at)."""
+        yield from self._x(
+            "SELECT e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, "
+            "e.model_version, x.deferred, x.activated_at, r.seq, r.reward, r.slots, r.timestamp, r.received_at "
+            "FROM events e LEFT JOIN event_extras x ON x.seq = e.seq LEFT JOIN rewards r ON r.event_id = e.event_id "
+            "ORDER BY e.seq")
+
     def stats(self) -> dict[str, float]: ...
     def close(self) -> None: ...
 
@@ -172,7 +222,9 @@ class SQLiteStorage:
     def apply_batch(self, ops: list[tuple]) -> list[Any]:
         """Apply ("event", EventRow) / ("reward", event_id, reward, timestamp) / ("snapshot", path,
         reward_seq, event_seq, sha256) / ("unreward", seq) (a reward the model refused to learn, removed) /
-        ("touch", key_hash, time) (a key's last use) operations in order in one transaction and commit it."""
+        ("touch", key_hash, time) (a key's last use) / ("creward", event_id, reward, timestamp, slots) (the
+        reward of an action-feature event: refused, status "inactive", while the event is deferred and not
+        activated) / ("activate", event_id, time) operations in order in one transaction and commit it."""
         x = self._x
         out: list[Any] = []
         now = time.time()
@@ -180,12 +232,18 @@ class SQLiteStorage:
         try:
             for op in ops:
                 kind = op[0]
-                if kind == "event":
+                if kind == "event" and op[1].replica is not None:
+                    out.append(self._replica_event(op[1]))
+                elif kind == "event":
                     e: EventRow = op[1]
                     x(
-                        "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "INSERT INTO events (seq, event_id, ranked_at, context, action, probability, distribution, "
+                        "n_draws, mode, default_action, greedy, model_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         (e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution,
                          e.n_draws, e.mode, e.default_action, e.greedy, e.model_version))
+                    if e.has_extras:
+                        x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) "
+                          "VALUES (?,?,?,?,?)", (e.seq, e.event_id, int(e.deferred), e.request_sha256, e.answer))
                     out.append(e.seq)
                 elif kind == "reward":
                     _, event_id, reward, ts = op
@@ -203,10 +261,45 @@ class SQLiteStorage:
                     seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at) VALUES (?,?,?,?) "
                             "RETURNING seq", (event_id, reward, ts, now)).fetchone()[0]
                     out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev)))
+                elif kind == "creward":
+                    _, event_id, reward, ts, slots = op
+                    ev = x(
+                        "SELECT e.context, e.action, e.probability, e.mode, e.default_action, e.greedy, "
+                        "x.deferred, x.activated_at FROM events e LEFT JOIN event_extras x ON x.seq = e.seq "
+                        "WHERE e.event_id = ?", (event_id,)).fetchone()
+                    if ev is None:
+                        out.append(RewardOutcome("unknown"))
+                        continue
+                    if ev[6] and ev[7] is None:
+                        out.append(RewardOutcome("inactive"))
+                        continue
+                    old = x("SELECT reward, slots FROM rewards WHERE event_id = ?", (event_id,)).fetchone()
+                    if old is not None:
+                        same = old[0] == reward and old[1] == slots
+                        out.append(RewardOutcome("duplicate" if same else "conflict", logged_reward=old[0],
+                                                 slots=old[1]))
+                        continue
+                    seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at, slots) "
+                            "VALUES (?,?,?,?,?) RETURNING seq", (event_id, reward, ts, now, slots)).fetchone()[0]
+                    out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev[:6]), slots=slots))
+                elif kind == "activate":
+                    _, event_id, when = op
+                    ev = x("SELECT x.deferred, x.activated_at FROM events e LEFT JOIN event_extras x "
+                           "ON x.seq = e.seq WHERE e.event_id = ?", (event_id,)).fetchone()
+                    if ev is None:
+                        out.append("unknown")
+                    elif not ev[0]:
+                        out.append("not_deferred")
+                    elif ev[1] is not None:
+                        out.append("duplicate")
+                    else:
+                        x("UPDATE event_extras SET activated_at = ? WHERE event_id = ?", (when, event_id))
+                        out.append("activated")
                 elif kind == "snapshot":
-                    _, path, reward_seq, event_seq, digest = op
-                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created, sha256) VALUES (?,?,?,?,?)",
-                      (str(path), reward_seq, event_seq, now, digest))
+                    _, path, reward_seq, event_seq, digest, *replica = op
+                    x("INSERT INTO snapshots (path, reward_seq, event_seq, created, sha256, replica) "
+                      "VALUES (?,?,?,?,?,?)", (str(path), reward_seq, event_seq, now, digest,
+                                               replica[0] if replica else None))
                     out.append(None)
                 elif kind == "unreward":
                     x("DELETE FROM rewards WHERE seq = ?", (op[1],))
@@ -222,8 +315,32 @@ class SQLiteStorage:
             raise
         return out
 
+    def _replica_event(self, e: EventRow) -> int:
+        """Log a replica's event under the next global seq (the write lock is held); its own count goes to
+        ``replica_seq``. An ``event_id`` another replica logged meanwhile is refused (returns 0): the event
+        is logged under a void id ('~' and the replica's count, which no client id can be), so that the
+        draws it made stay in the replica's log."""
+        x = self._x
+        event_id = e.event_id
+        if x("SELECT 1 FROM events WHERE event_id = ?", (event_id,)).fetchone() is not None:
+            event_id = f"{e.event_id}~void~{e.replica}~{e.seq}"
+        seq = int(x("SELECT COALESCE(MAX(seq), 0) + 1 FROM events").fetchone()[0])
+        x("INSERT INTO events (seq, event_id, ranked_at, context, action, probability, distribution, n_draws, mode, "
+          "default_action, greedy, model_version, replica, replica_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+          (seq, event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, e.n_draws, e.mode,
+           e.default_action, e.greedy, e.model_version, e.replica, e.seq))
+        if getattr(e, "has_extras", False):  # an action-feature event's extras, under the global seq
+            x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) VALUES (?,?,?,?,?)",
+              (seq, event_id, int(e.deferred), e.request_sha256, e.answer))
+        return 0 if event_id != e.event_id else seq
+
     def set_meta(self, key: str, value: str) -> None:
         self._x("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def setdefault_meta(self, key: str, value: str) -> str:
+        """Store ``value`` under ``key`` unless a value is there already; the stored value."""
+        self._x("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, value))
+        return self.get_meta(key)
 
     def add_key(self, key_hash: str, role: str) -> None:
         self._x("INSERT INTO api_keys (hash, role, created) VALUES (?, ?, ?)", (key_hash, role, time.time()))
@@ -250,8 +367,9 @@ class SQLiteStorage:
             h = found[0]
         return self._x("DELETE FROM api_keys WHERE hash = ?", (h,)).rowcount
 
-    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None) -> None:
-        self.apply_batch([("snapshot", path, reward_seq, event_seq, digest)])
+    def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None,
+                     replica: str | None = None) -> None:
+        self.apply_batch([("snapshot", path, reward_seq, event_seq, digest, replica)])
 
     # ------------------------------------------------------------------- reads
     def get_meta(self, key: str) -> str | None:
@@ -265,6 +383,18 @@ class SQLiteStorage:
     def event_exists(self, event_id: str) -> bool:
         return self._x("SELECT 1 FROM events WHERE event_id = ?", (event_id,)).fetchone() is not None
 
+    def event_answer(self, event_id: str) -> tuple[str | None, bytes | None] | None:
+        """(request digest, answer) of a logged event (both None for events without them); None when the
+        event is not in the log."""
+        row = self._x("SELECT x.request_sha256, x.answer FROM events e LEFT JOIN event_extras x ON x.seq = e.seq "
+                      "WHERE e.event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (row[0], None if row[1] is None else bytes(row[1]))
+
+    def event_context(self, event_id: str) -> tuple[bytes, str] | None:
+        """(context, action) of a logged event; None when it is not in the log."""
+        row = self._x("SELECT context, action FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        return None if row is None else (bytes(row[0]), row[1])
+
     def latest_snapshot(self) -> tuple[str, int, int] | None:
         return self._x(
             "SELECT path, reward_seq, event_seq FROM snapshots ORDER BY id DESC LIMIT 1").fetchone()
@@ -273,6 +403,15 @@ class SQLiteStorage:
         """(path, reward_seq, event_seq, sha256) of every snapshot, the latest first."""
         return [tuple(r) for r in self._x(
             "SELECT path, reward_seq, event_seq, sha256 FROM snapshots ORDER BY id DESC")]
+
+    def replica_snapshots(self) -> list[tuple[str, int, int, str | None, str | None]]:
+        """(path, reward_seq, event_seq, sha256, replica) of every snapshot, the latest first (a replica's
+        snapshot counts its own events in ``event_seq``)."""
+        return [tuple(r) for r in self._x(
+            "SELECT path, reward_seq, event_seq, sha256, replica FROM snapshots ORDER BY id DESC")]
+
+    def has_replica_events(self) -> bool:
+        return self._x("SELECT 1 FROM events WHERE replica IS NOT NULL LIMIT 1").fetchone() is not None
 
     def writable(self) -> bool:
         """Whether a write transaction can be opened now (the probe after a failed write)."""
@@ -287,19 +426,38 @@ class SQLiteStorage:
                 pass
             return False
 
-    def draws_after(self, event_seq: int, upto: int | None = None) -> int:
-        """Uniforms drawn by the events with seq > event_seq (and <= upto)."""
+    def draws_after(self, event_seq: int, upto: int | None = None, replica: str | None = None) -> int:
+        """Uniforms drawn by the events with seq > event_seq (and <= upto); with ``replica``, by that
+        replica's events with its own count of events in that range."""
+        top = (1 << 62) if upto is None else upto
+        if replica is not None:
+            return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE replica = ? AND replica_seq > ? "
+                               "AND replica_seq <= ?", (replica, event_seq, top)).fetchone()[0])
         return int(self._x("SELECT COALESCE(SUM(n_draws), 0) FROM events WHERE seq > ? AND seq <= ?",
-                           (event_seq, (1 << 62) if upto is None else upto)).fetchone()[0])
+                           (event_seq, top)).fetchone()[0])
 
-    def max_event_seq(self) -> int:
+    def max_event_seq(self, replica: str | None = None) -> int:
+        """The last event seq (with ``replica``: that replica's own count of events)."""
+        if replica is not None:
+            return int(self._x("SELECT COALESCE(MAX(replica_seq), 0) FROM events WHERE replica = ?",
+                               (replica,)).fetchone()[0])
         return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+
+    def max_reward_seq(self) -> int:
+        return int(self._x("SELECT COALESCE(MAX(seq), 0) FROM rewards").fetchone()[0])
+
+    def reward_events(self, after: int, upto: int) -> dict[int, tuple]:
+        """{reward seq: (mode, default_action, greedy)} of the rewards with seq in (after, upto]: what the
+        counters of a reward need besides the row the model learns from."""
+        return {int(r[0]): tuple(r[1:]) for r in self._x(
+            "SELECT r.seq, e.mode, e.default_action, e.greedy FROM rewards r JOIN events e ON e.event_id = r.event_id "
+            "WHERE r.seq > ? AND r.seq <= ?", (after, upto))}
 
     def rewards_after(self, reward_seq: int, chunk: int = 4096, upto: int | None = None) -> Iterator[list[tuple]]:
         """Rewards with seq > reward_seq (and <= upto) in seq order, in chunks of (seq, reward, context,
-        action, probability)."""
+        action, probability, per-slot rewards or None)."""
         cur = self._x(
-            "SELECT r.seq, r.reward, e.context, e.action, e.probability FROM rewards r "
+            "SELECT r.seq, r.reward, e.context, e.action, e.probability, r.slots FROM rewards r "
             "JOIN events e ON e.event_id = r.event_id WHERE r.seq > ? AND r.seq <= ? ORDER BY r.seq",
             (reward_seq, (1 << 62) if upto is None else upto))
         while True:
@@ -315,6 +473,16 @@ class SQLiteStorage:
             "e.n_draws, e.mode, e.default_action, e.greedy, e.model_version, r.seq, r.reward, r.timestamp, "
             "r.received_at FROM events e LEFT JOIN rewards r ON r.event_id = e.event_id ORDER BY e.seq")
 
+    def catalogue_log(self) -> Iterator[tuple]:
+        """Every action-feature event in seq order with its activation and reward: (seq, event_id, ranked_at,
+        context, action, probability, distribution, model_version, deferred, activated_at, reward_seq, reward,
+        slots, reward_timestamp, received_at)."""
+        yield from self._x(
+            "SELECT e.seq, e.event_id, e.ranked_at, e.context, e.action, e.probability, e.distribution, "
+            "e.model_version, x.deferred, x.activated_at, r.seq, r.reward, r.slots, r.timestamp, r.received_at "
+            "FROM events e LEFT JOIN event_extras x ON x.seq = e.seq LEFT JOIN rewards r ON r.event_id = e.event_id "
+            "ORDER BY e.seq")
+
     def stats(self) -> dict[str, float]:
         """Counters the metrics start from: events, rewards, sum and sum of squares of the rewards, and
         for apprentice events the agreements and their rewards."""
@@ -329,9 +497,12 @@ class SQLiteStorage:
             "SELECT COUNT(*), COALESCE(SUM(r.reward), 0), COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN 1 ELSE 0 END), 0), "
             "COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN r.reward ELSE 0 END), 0) "
             "FROM rewards r JOIN events e ON e.event_id = r.event_id WHERE e.mode = 'apprentice'").fetchone()
+        dx = x("SELECT COUNT(*), COALESCE(SUM(CASE WHEN activated_at IS NULL THEN 1 ELSE 0 END), 0) "
+               "FROM event_extras WHERE deferred = 1").fetchone()
         return {"events": n_events, "rewards": r[0], "reward_sum": r[1], "reward_sq": r[2],
                 "app_events": a[0], "app_agree": a[1], "app_rewards": ar[0], "app_reward_sum": ar[1],
-                "app_agree_rewards": ar[2], "app_agree_reward_sum": ar[3]}
+                "app_agree_rewards": ar[2], "app_agree_reward_sum": ar[3],
+                "deferred": dx[0], "deferred_pending": dx[1]}
 
     def close(self) -> None:
         con = getattr(self._local, "con", None)

@@ -32,8 +32,16 @@ CREATE TABLE IF NOT EXISTS rewards (
 CREATE TABLE IF NOT EXISTS snapshots (
     id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, reward_seq BIGINT NOT NULL, event_seq BIGINT NOT NULL,
     created DOUBLE PRECISION NOT NULL, sha256 TEXT);
+CREATE TABLE IF NOT EXISTS event_extras (
+    seq BIGINT PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, deferred INTEGER NOT NULL DEFAULT 0,
+    activated_at DOUBLE PRECISION, request_sha256 TEXT, answer BYTEA);
 ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS last_used DOUBLE PRECISION;
+ALTER TABLE rewards ADD COLUMN IF NOT EXISTS slots TEXT;
 ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS sha256 TEXT;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS replica TEXT;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS replica_seq BIGINT;
+ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS replica TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica_seq) WHERE replica IS NOT NULL;
 """
 
 LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes

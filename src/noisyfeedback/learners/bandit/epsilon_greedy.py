@@ -40,12 +40,14 @@ class EpsilonGreedy(OracleBandit):
         Known flip rates (default 0: none). Given, the policy explores and exploits on the corrected values
         c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`), the clean P(y = a | x) that v_a
         estimates, inverted per action; they also serve :meth:`predict_proba`. ``rho0="estimate"`` with
-        ``rho1="estimate"`` (m = 1): estimated online from the learner's own raw values v over recent
-        contexts — per action ρ0(a) a low quantile of v_a, 1 − ρ1(a) a high one (the anchors: contexts whose
-        label is nearly certain) — first after ``RATE_WARMUP`` (20,000) rounds, then every ``RATE_EVERY``
-        (10,000) from the contexts of the last ``RATE_WINDOW`` (2,000) rounds; used only when the corrected
-        values are consistent (they sum to 1 over the actions within ``RATE_CONSISTENCY``), else the policy
-        keeps the uncorrected values. Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``.
+        ``rho1="estimate"`` (m = 1): estimated online from the feedback of the learner's own anchors — per
+        action, 1 − ρ1(a) the feedback rate of its confident right plays of a (the greedy label by a margin
+        of ``RATE_MARGIN`` = 0.25), ρ0(a) that of its plays of a well below the greedy label (NREst's extremes of
+        P(f̃ = 1 | x, a), calibrated on the learner's beliefs) — first after ``RATE_WARMUP`` (20,000) rounds, then
+        every ``RATE_EVERY`` (10,000); used only when every action has anchors and the rates differ between the
+        actions (a chi-square test), else the policy keeps the uncorrected values (equal rates leave the raw
+        ranking right). Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``
+        (:meth:`_estimate_rates`).
     seed : int, SeedSequence or None
 
     Examples

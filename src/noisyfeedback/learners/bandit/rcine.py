@@ -73,6 +73,12 @@ class RCINE(RCNBF):
         basis and chosen ranker penalty instead of searching the grid again, at about a third of
         the cost (:func:`noisyfeedback.noise.estimate_mixture`'s ``warm``). The state is kept in
         ``warm_components_`` and ``warm_l2_``.
+    per_action : bool
+        (beyond the paper; "mixture" only) Estimate one pair of rates per action (flips that depend on the
+        action: :func:`noisyfeedback.noise.estimate_mixture`'s ``per_action``) and correct each action's
+        feedback with its own, h(f̃, a) = (f̃ − ρ̂0(a))/(1 − ρ̂0(a) − ρ̂1(a)). The estimates are then
+        ``rates_`` (rows ρ̂0, ρ̂1; ``rho0_``, ``rho1_`` their means over the actions) and ``rho_history_``
+        rows (round, ρ̂0(0..K−1), ρ̂1(0..K−1)).
     seed : int, SeedSequence or None
 
     References
@@ -86,6 +92,7 @@ class RCINE(RCNBF):
         "n_s": Integer(10),
         "estimate_every": OneOf((Options((None,)), Integer(1))),
         "warm_start": Options((False, True)),
+        "per_action": Options((False, True)),
         "seed": AnySeed(),
     }
     _test_params = {"n_classes": 3, "gamma": 0.2, "n_s": 100, "estimator": "mixture", "seed": 0}
@@ -93,25 +100,31 @@ class RCINE(RCNBF):
         "W_": Array(("n_classes", "d")),
         "rho0_": Interval(0, 1, closed="left"),
         "rho1_": Interval(0, 1, closed="left"),
+        # per_action=True: the per-action estimates (rows ρ̂0, ρ̂1; zeros before the first); else empty
+        "rates_": Array(lambda p: (2, "n_classes") if p.get("per_action") else (2, 0)),
         "t_": Integer(0),
         "estimator_seed_": Integer(0),
-        "rho_history_": Array((None, 3)),
+        "rho_history_": Array(lambda p: (None, "1+2*n_classes") if p.get("per_action") else (None, 3)),
         "buffer_X_": Array(("n_buffered", "d")),
         "buffer_actions_": Array(("n_buffered",), "int64", between=(0, "n_classes")),
         "buffer_feedback_": Array(("n_buffered",), "int64", between=(0, 2)),
         "warm_l2_": OneOf((IsNone(), Interval(0, None))),
         "warm_components_": Array((None, "d")),
     }
-    _optional_state = staticmethod(lambda p: () if p.get("warm_start") else ("warm_l2_", "warm_components_"))
+    #: files saved before per_action existed hold no rates_ (they never estimate per action)
+    _optional_state = staticmethod(lambda p: (("rates_",) if not p.get("per_action") else ())
+                                   + (() if p.get("warm_start") else ("warm_l2_", "warm_components_")))
 
     def __init__(self, n_classes: int, gamma: float = 0.1, n_s: int = 10_000, estimator: str = "mixture",
-                 estimate_every: int | None = None, warm_start: bool = False, seed: int | None = None):
+                 estimate_every: int | None = None, warm_start: bool = False, per_action: bool = False,
+                 seed: int | None = None):
         self.n_classes = n_classes
         self.gamma = gamma
         self.n_s = n_s
         self.estimator = estimator
         self.estimate_every = estimate_every
         self.warm_start = warm_start
+        self.per_action = per_action
         self.seed = seed
 
     def _every(self) -> int:
@@ -126,6 +139,8 @@ class RCINE(RCNBF):
             )
         if self.warm_start and self.estimator != "mixture":
             raise ValueError(f"The 'warm_start' parameter of RCINE needs estimator='mixture'. Got {self.estimator!r}.")
+        if self.per_action and self.estimator != "mixture":
+            raise ValueError(f"The 'per_action' parameter of RCINE needs estimator='mixture'. Got {self.estimator!r}.")
 
     def _init_state(self, n_features, seed_fallback=None):
         fresh = not hasattr(self, "W_")
@@ -137,7 +152,8 @@ class RCINE(RCNBF):
             src = self.seed if self.seed is not None else seed_fallback
             ss = src if isinstance(src, np.random.SeedSequence) else np.random.SeedSequence(src)
             self.estimator_seed_ = int(ss.generate_state(1, np.uint32)[0])
-            self.rho_history_ = np.zeros((0, 3))
+            self.rho_history_ = np.zeros((0, 1 + 2 * self.n_classes if self.per_action else 3))
+            self.rates_ = np.zeros((2, self.n_classes if self.per_action else 0))
             self.buffer_X_ = np.zeros((0, n_features))
             self.buffer_actions_ = np.zeros(0, np.int64)
             self.buffer_feedback_ = np.zeros(0, np.int64)
@@ -145,7 +161,10 @@ class RCINE(RCNBF):
                 self.warm_l2_ = None  # None: no estimate yet
                 self.warm_components_ = np.zeros((0, n_features))  # no rows: X was narrow, no SVD
 
-    def _h(self) -> tuple[float, float]:
+    def _h(self):
+        rates = getattr(self, "rates_", None)
+        if self.per_action and rates is not None and rates.shape[1]:
+            return self._estimate(rates[0], rates[1])
         return self._estimate(self.rho0_, self.rho1_)
 
     # ------------------------------------------------------------------
@@ -180,7 +199,7 @@ class RCINE(RCNBF):
         from ...noise import estimate_flip_rates
 
         seed = np.random.SeedSequence([self.estimator_seed_, self.t_])
-        options = {}
+        options = {"per_action": True} if self.per_action else {}
         if self.warm_start:
             options["warm"] = warm = {} if self.warm_l2_ is None else {
                 "l2": self.warm_l2_, "components": self.warm_components_ if self.warm_components_.shape[0] else None}
@@ -190,8 +209,14 @@ class RCINE(RCNBF):
             self.warm_l2_ = float(warm["l2"])
             comps = warm["components"]
             self.warm_components_ = np.zeros((0, self.W_.shape[1])) if comps is None else np.array(comps)
-        self.rho0_, self.rho1_ = float(rho0), float(rho1)
-        self.rho_history_ = np.vstack([self.rho_history_, [[self.t_, self.rho0_, self.rho1_]]])
+        if self.per_action:
+            self.rates_ = np.vstack([np.asarray(rho0, dtype=np.float64), np.asarray(rho1, dtype=np.float64)])
+            self.rho0_, self.rho1_ = float(self.rates_[0].mean()), float(self.rates_[1].mean())
+            row = np.r_[self.t_, self.rates_[0], self.rates_[1]]
+        else:
+            self.rho0_, self.rho1_ = float(rho0), float(rho1)
+            row = np.array([self.t_, self.rho0_, self.rho1_])
+        self.rho_history_ = np.vstack([self.rho_history_, row[None]])
 
     def _segments(self, n: int):
         """Split n rounds at the next estimation boundaries (multiples of the estimation interval)."""

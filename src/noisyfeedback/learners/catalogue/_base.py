@@ -9,7 +9,8 @@ separate classes keep both contracts plain and share the oracle and the policy f
 (``kernels/catalogue.py`` computes them in the index kernels' order, so one-hot candidates give the
 index learner's bits — tested).
 
-**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over unit-norm x̂, ẑ;
+**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over the unit-norm
+context x̂ and the item features ẑ = z as given (``item_norm="unit"``: ẑ = z/‖z‖);
 ``features="dense"`` stores M (d_c × d_a) as a bilinear form (no hashing), ``features="hashed"``
 hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. ``linear`` picks the
 linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
@@ -102,6 +103,7 @@ class CatalogueOracle(Learner):
         "features": Options(("dense", "hashed")),
         "bits": Integer(1, 30),
         "linear": Options(("all", "item", "none")),
+        "item_norm": Options(("unit", "none")),
         "n_slots": Integer(1),
         "rho0": Interval(0, 1, closed="left"),
         "rho1": Interval(0, 1, closed="left"),
@@ -234,6 +236,12 @@ class CatalogueOracle(Learner):
 
     def _views(self, rounds: CandidateRounds) -> tuple:
         c, a, names = kernel_rounds(rounds, self.features == "hashed")
+        if self.item_norm == "none":  # ẑ = z: the item rows' scale factors are 1
+            cache = rounds.__dict__["_kernel_views"]
+            key = (self.features == "hashed", "raw items")
+            if key not in cache:
+                cache[key] = a[:4] + (np.ones_like(a[4]),)
+            a = cache[key]
         return c, a, self._q(names)
 
     # ---------------------------------------------------------- inference

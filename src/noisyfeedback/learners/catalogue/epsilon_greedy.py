@@ -27,7 +27,7 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
     _test_params = {"n_slots": 2, "seed": 0}
 
     def __init__(self, epsilon: float = 0.05, learning_rate: float = 0.05, oracle: str = "adagrad", lam: float = 1.0,
-                 features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all",
+                 features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all", item_norm: str = "none",
                  n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0,
                  seed: int | None = None):
         self.epsilon = epsilon
@@ -38,6 +38,7 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
         self.bits = bits
         self.interactions = interactions
         self.linear = linear
+        self.item_norm = item_norm
         self.n_slots = n_slots
         self.examination = examination
         self.rho0 = rho0

@@ -39,6 +39,10 @@ class CatalogueSquareCB(CatalogueOracle):
         Hashed features: VW's ``-q`` pairs of namespace first letters (context, item), ':' any; None: all.
     linear : {"all", "item", "none"}
         Linear terms next to the interaction.
+    item_norm : {"none", "unit"}
+        "none" (default, as VW): the item features as given, so the length of an item's vector (e.g. of an
+        embedding) carries information; "unit": each candidate's features scaled to unit norm
+        (ẑ = z/‖z‖, as x̂), so the score does not see it. One-hot candidates are the same either way.
     n_slots : int ≥ 1
         Candidates placed a round (several slots: sequential IGW without replacement).
     examination : None or tuple of float
@@ -74,7 +78,7 @@ class CatalogueSquareCB(CatalogueOracle):
 
     def __init__(self, gamma_scale: float = 10.0, gamma_exponent: float = 0.5, learning_rate: float = 0.05,
                  oracle: str = "adagrad", lam: float = 1.0, features: str = "dense", bits: int = 18,
-                 interactions: tuple | None = None, linear: str = "all", n_slots: int = 1,
+                 interactions: tuple | None = None, linear: str = "all", item_norm: str = "none", n_slots: int = 1,
                  examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0, seed: int | None = None):
         self.gamma_scale = gamma_scale
         self.gamma_exponent = gamma_exponent
@@ -85,6 +89,7 @@ class CatalogueSquareCB(CatalogueOracle):
         self.bits = bits
         self.interactions = interactions
         self.linear = linear
+        self.item_norm = item_norm
         self.n_slots = n_slots
         self.examination = examination
         self.rho0 = rho0

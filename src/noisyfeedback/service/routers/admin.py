@@ -41,6 +41,11 @@ async def evaluate(engine: EngineDep, role: AdminKey,
                    alpha: Annotated[float, Query(gt=0, lt=1)] = 0.05):
     from ..evaluate import Logged, evaluate_candidate
 
+    if engine.catalogue:
+        raise ServiceError(422, "off-policy evaluation works on the numeric API's log; this service ranks actions "
+                                "described by features (export its log with `noisyfeedback export-log`).",
+                           "candidate")
+
     try:
         import noisyfeedback.ope  # noqa: F401
     except ImportError:

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse
 
 from ..dependencies import EngineDep, RankKey
-from ..schemas import RankRequest, RankResponse, RewardRequest, RewardResponse, parse_body
+from ..schemas import FeatureRankRequest, RankRequest, RankResponse, RewardRequest, RewardResponse, parse_body
 from ._common import json_response, raw_body
 
 __all__ = ["router"]
@@ -24,6 +24,11 @@ REWARD_LINK = {"Reward": {"operationId": "reward", "description": "Report the re
 @router.post("/rank", response_model=RankResponse, summary="Choose an action for a context", operation_id="rank",
              openapi_extra=raw_body(RankRequest, REWARD_LINK))
 async def rank(request: Request, engine: EngineDep, role: RankKey):
+    if engine.catalogue:  # an action-feature service: context_features and actions (its OpenAPI says so)
+        from .features import rank_args
+
+        body = parse_body(FeatureRankRequest, await request.body())
+        return json_response(await engine.rank_features(**rank_args(body)))
     body = parse_body(RankRequest, await request.body())
     return json_response(await engine.rank(body.context, body.event_id, body.allowed_actions, body.default_action))
 
@@ -37,10 +42,12 @@ async def reward(request: Request, engine: EngineDep, role: RankKey):
 
 @router.get("/health", summary="Liveness and the model's version (no key)", operation_id="health")
 async def health(engine: EngineDep):
-    return json_response({"status": "ok" if engine.healthy else "log unavailable",
-                          "model_version": engine.model_version, "events": int(engine.stats["events"]),
-                          "rewards": int(engine.stats["rewards"]), "mode": engine.mode,
-                          "learner": engine.conf["class"]}, 200 if engine.healthy else 503)
+    body = {"status": "ok" if engine.healthy else "log unavailable",
+            "model_version": engine.model_version, "events": int(engine.stats["events"]),
+            "rewards": int(engine.stats["rewards"]), "mode": engine.mode, "learner": engine.conf["class"]}
+    if engine.replica is not None:  # a replica also says which one it is
+        body["replica"] = engine.replica
+    return json_response(body, 200 if engine.healthy else 503)
 
 
 @router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus text format", operation_id="metrics")

@@ -1,0 +1,116 @@
+"""Azure Personalizer's v1.0 REST routes and JSON shapes, under ``/personalizer/v1.0`` (and the multi-slot
+routes of v1.1-preview.1 under ``/personalizer/v1.1-preview.1``), so that an application written for
+Personalizer can point its client at an action-feature service.
+
+Supported: ``POST rank`` (201, ``{"ranking": [{"id", "probability"}], "eventId", "rewardActionId"}``),
+``POST events/{eventId}/reward`` (``{"value": 0 or 1}``, 204; the reward of a deferred event that is not
+activated is acknowledged and dropped, as Personalizer ignores it), ``POST events/{eventId}/activate`` (204),
+``POST multislot/rank`` (201, ``{"slots": [{"id", "rewardActionId"}], "eventId"}``),
+``POST multislot/events/{eventId}/reward`` (``{"reward": [{"slotId", "value"}]}``, 204) and
+``POST multislot/events/{eventId}/activate`` (204). The key goes in ``Ocp-Apim-Subscription-Key`` (or as
+Bearer). Every other route under the prefix (configurations, evaluations, logs, model, ...) answers 501.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request, Response
+
+from ..dependencies import EngineDep, PersonalizerKey
+from ..engine import ServiceError
+from ..schemas import PzMultiSlotRankRequest, PzMultiSlotRewardRequest, PzRankRequest, PzRewardRequest, parse_body
+from ._common import json_response, raw_body
+
+__all__ = ["make_router", "PREFIX", "PREVIEW_PREFIX"]
+
+PREFIX = "/personalizer/v1.0"
+PREVIEW_PREFIX = "/personalizer/v1.1-preview.1"
+
+EventIdPath = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:~\-]+$")]
+
+NOT_SUPPORTED = ("this route of the Personalizer API is not supported by noisyfeedback (501): the service is "
+                 "configured by `noisyfeedback serve` options and its log read with `noisyfeedback export-log`; "
+                 "supported are rank, multislot/rank, events/{eventId}/reward and /activate (see the Deploy "
+                 "guide, 'Personalizer').")
+
+
+def _args(body, slots: bool) -> dict:
+    d = body.model_dump()
+    out = {"context_features": d["contextFeatures"], "actions": d["actions"], "excluded": d["excludedActions"],
+           "event_id": d["eventId"], "defer": bool(d["deferActivation"])}
+    if slots:
+        out["slots"] = [{"id": s["id"], "features": s["features"], "baseline_action": s["baselineAction"],
+                         "excluded_actions": s["excludedActions"]} for s in d["slots"]]
+    return out
+
+
+def _need(engine) -> None:
+    if not engine.catalogue:
+        raise ServiceError(404, "the Personalizer routes need an action-feature service (`serve --action-features`).",
+                           "path")
+
+
+def make_router(prefix: str) -> APIRouter:
+    """The routes under ``prefix`` (full paths, so that each route's template, the label of its metrics,
+    names its prefix)."""
+    router = APIRouter()
+
+    @router.post(prefix + "/rank", summary="Personalizer: rank actions", operation_id="pz_rank", status_code=201,
+                 openapi_extra=raw_body(PzRankRequest))
+    async def rank(request: Request, engine: EngineDep, role: PersonalizerKey):
+        _need(engine)
+        body = parse_body(PzRankRequest, await request.body())
+        a = await engine.rank_features(**_args(body, slots=False))
+        return json_response({"ranking": a["ranking"], "eventId": a["event_id"], "rewardActionId": a["action"]},
+                             201)
+
+    @router.post(prefix + "/events/{eventId}/reward", summary="Personalizer: the reward of an event",
+                 operation_id="pz_reward", status_code=204, openapi_extra=raw_body(PzRewardRequest))
+    async def reward(eventId: EventIdPath, request: Request, engine: EngineDep, role: PersonalizerKey):  # noqa: N803
+        _need(engine)
+        body = parse_body(PzRewardRequest, await request.body())
+        await engine.reward(eventId, body.value, ignore_inactive=True, field="value")
+        return Response(status_code=204)
+
+    @router.post(prefix + "/events/{eventId}/activate", summary="Personalizer: activate a deferred event",
+                 operation_id="pz_activate", status_code=204)
+    async def activate(eventId: EventIdPath, engine: EngineDep, role: PersonalizerKey):  # noqa: N803
+        _need(engine)
+        await engine.activate(eventId)
+        return Response(status_code=204)
+
+    @router.post(prefix + "/multislot/rank", summary="Personalizer: rank actions for several slots",
+                 operation_id="pz_multislot_rank", status_code=201, openapi_extra=raw_body(PzMultiSlotRankRequest))
+    async def multislot_rank(request: Request, engine: EngineDep, role: PersonalizerKey):
+        _need(engine)
+        body = parse_body(PzMultiSlotRankRequest, await request.body())
+        a = await engine.rank_features(**_args(body, slots=True))
+        return json_response({"slots": [{"id": s["id"], "rewardActionId": s["action"]} for s in a["slots"]],
+                              "eventId": a["event_id"]}, 201)
+
+    @router.post(prefix + "/multislot/events/{eventId}/reward",
+                 summary="Personalizer: the rewards of a multi-slot event", operation_id="pz_multislot_reward",
+                 status_code=204, openapi_extra=raw_body(PzMultiSlotRewardRequest))
+    async def multislot_reward(eventId: EventIdPath, request: Request, engine: EngineDep,  # noqa: N803
+                               role: PersonalizerKey):
+        _need(engine)
+        body = parse_body(PzMultiSlotRewardRequest, await request.body())
+        await engine.reward_slots(eventId, [(r.slotId, r.value) for r in body.reward], field="reward",
+                                  ignore_inactive=True)
+        return Response(status_code=204)
+
+    @router.post(prefix + "/multislot/events/{eventId}/activate",
+                 summary="Personalizer: activate a deferred multi-slot event", operation_id="pz_multislot_activate",
+                 status_code=204)
+    async def multislot_activate(eventId: EventIdPath, engine: EngineDep, role: PersonalizerKey):  # noqa: N803
+        _need(engine)
+        await engine.activate(eventId)
+        return Response(status_code=204)
+
+    @router.api_route(prefix + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                      include_in_schema=False)
+    async def not_supported(rest: str):
+        raise ServiceError(501, NOT_SUPPORTED, "path")
+
+    return router
