@@ -36,6 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import noisyfeedback as nf  # noqa: E402
 import peers  # noqa: E402
 from noisyfeedback.lab.grids import extend_grid  # noqa: E402
+from noisyfeedback.learners.bandit._oracle import AUTO_RIDGE_MAX_FEATURES  # noqa: E402
 from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 
 SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
@@ -47,7 +48,7 @@ TUNE_SEED = 100
 VW_GRID = {"epsilon": ["--epsilon 0.05 -l 0.5", "--epsilon 0.02 -l 0.5", "--epsilon 0.05 -l 0.1"],
            "squarecb": ["--gamma_scale 10 -l 0.5", "--gamma_scale 100 -l 0.5", "--gamma_scale 10 -l 0.1"]}
 DATASETS = ["mnist", "fashion_mnist", "synsep", "digits", "letter"]
-#: data sets with at most this many features also run SquareCB(oracle="ridge") (O(d²) a round)
+#: data sets with at most this many features also run SquareCB(oracle="adagrad"), the default before "auto"
 RIDGE_MAX_D = 100
 DILUTED = {"datasets": ["digits", "mnist"], "m": [2, 3, 5], "flips": [(0.0, 0.0), (0.1, 0.2)]}
 
@@ -97,18 +98,25 @@ def noisy_rows(data_dir, names, rounds: int, tune_rounds: int, vw_rounds: int, v
             print(f"{name} skipped: {exc}", file=sys.stderr)
             continue
         K = int(y.max()) + 1
+        for cls in (nf.SquareCB, nf.EpsilonGreedy):  # compiled (or loaded from numba's cache) before timing
+            nf.simulate(cls(K, seed=0), X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=100, seed=0)
         for r0, r1 in SETTINGS:
             ch = nf.feedback.NoisyBandit(r0, r1)
             row = {"dataset": name, "setting": (r0, r1)}
             cps = _cps(rounds, vw_rounds)
             for cls in (nf.SquareCB, nf.EpsilonGreedy):
-                tr = nf.simulate(cls(K, seed=0), X, y, ch, n_rounds=rounds, seed=0, checkpoints=cps)
+                learner = cls(K, seed=0)
+                cpu = time.process_time()
+                tr = nf.simulate(learner, X, y, ch, n_rounds=rounds, seed=0, checkpoints=cps)
+                cpu = time.process_time() - cpu
                 row[cls.__name__] = tr.error_rate
                 row[cls.__name__ + "@vw"] = float(tr.curve[0])
                 row[cls.__name__ + "_rate"] = tr.rounds_per_second
-            if X.shape[1] <= RIDGE_MAX_D:  # the second-order oracle, defaults otherwise
-                tr = nf.simulate(nf.SquareCB(K, oracle="ridge", seed=0), X, y, ch, n_rounds=rounds, seed=0)
-                row["SquareCB ridge"] = tr.error_rate
+                row[cls.__name__ + "_cpu_rate"] = rounds / cpu if cpu > 0 else float("nan")
+                row[cls.__name__ + "_oracle"] = learner.oracle_
+            if X.shape[1] <= RIDGE_MAX_D:  # the first-order oracle (the default before oracle="auto")
+                tr = nf.simulate(nf.SquareCB(K, oracle="adagrad", seed=0), X, y, ch, n_rounds=rounds, seed=0)
+                row["SquareCB adagrad"] = tr.error_rate
             t = tuned(lambda g, s: nf.RCNBF(K, gamma=g, rho0=r0, rho1=r1, seed=s), RCNBF_GAMMAS, X, y, ch,
                       rounds, tune_rounds)
             row["RCNBF"], row["RCNBF_gamma"], row["RCNBF_rate"] = t.trace.error_rate, t.gamma, t.trace.rounds_per_second
@@ -190,10 +198,15 @@ def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
         f"VW columns: **{vw_rounds:,} rounds** (what per-example driving from Python affords), best of a small "
         "grid chosen on that run; 'SquareCB @VW' is ours over the same first rounds, for a like-for-like "
         "comparison. Ratios: SquareCB / RCNBF and SquareCB / the best of the papers' learners (extended grids). "
-        f"'SquareCB ridge': `oracle=\"ridge\"` (recursive least squares per label), run where d ≤ {RIDGE_MAX_D}.", "",
-        "| dataset | (ρ0, ρ1) | SquareCB | SquareCB ridge | EpsilonGreedy | RCNBF (γ) | ratio | "
-        "best of the papers' learners | ratio to best | SquareCB @VW | VW epsilon | VW squarecb | SquareCB rounds/s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "'oracle': the oracle SquareCB's default `oracle=\"auto\"` took (ridge where d ≤ "
+        f"{AUTO_RIDGE_MAX_FEATURES}). 'SquareCB AdaGrad': `oracle=\"adagrad\"`, the default before `auto`, "
+        f"run where d ≤ {RIDGE_MAX_D} (the other data sets here have d > "
+        f"{AUTO_RIDGE_MAX_FEATURES}: `auto` is AdaGrad there, the same run). Rounds/s: wall clock "
+        "(`Trace.rounds_per_second`) and per CPU second of the process (robust to other jobs on the machine).", "",
+        "| dataset | (ρ0, ρ1) | SquareCB | oracle | SquareCB AdaGrad | EpsilonGreedy | RCNBF (γ) | ratio | "
+        "best of the papers' learners | ratio to best | SquareCB @VW | VW epsilon | VW squarecb | "
+        "SquareCB rounds/s (wall; CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         base = f"{r['best_paper_err']:.3f} ({r['best_paper']})" if "best_paper" in r else ""
@@ -202,10 +215,10 @@ def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
         vws = f"{r['VW squarecb']:.3f} (`{r['VW squarecb args']}`)" if "VW squarecb" in r else ""
         lines.append("| " + " | ".join([
             r["dataset"], f"({r['setting'][0]:g}, {r['setting'][1]:g})", _f(r["SquareCB"]),
-            _f(r.get("SquareCB ridge")), _f(r["EpsilonGreedy"]),
+            r.get("SquareCB_oracle", ""), _f(r.get("SquareCB adagrad")), _f(r["EpsilonGreedy"]),
             _tuned_cell(r, "RCNBF"), f"{r['SquareCB'] / r['RCNBF']:.2f}", base, ratio_best,
             _f(r["SquareCB@vw"]) if "VW epsilon" in r or "VW squarecb" in r else "", vwe, vws,
-            f"{r['SquareCB_rate'] / 1e3:,.0f}k"]) + " |")
+            f"{r['SquareCB_rate'] / 1e3:,.0f}k; {r['SquareCB_cpu_rate'] / 1e3:,.0f}k"]) + " |")
     return "\n".join(lines) + "\n"
 
 

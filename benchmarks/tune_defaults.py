@@ -14,6 +14,11 @@ set of its reproduction. The defaults are CHOSEN on tuning data and CHECKED on o
   best (lam, eps) of the grid on the same split.
 
     python benchmarks/tune_defaults.py [--data-dir DATA] [--out tune_defaults.csv] [--only regression|teachers]
+    python benchmarks/tune_defaults.py --only regression-full --out defaults_regression_full.csv
+    python benchmarks/tune_defaults.py --data-dir DATA --only teachers-full --out defaults_teachers_full.csv
+
+The ``*-full`` parts check the shipped defaults (no new choice) at the full reproductions' sizes: moroshko
+(50,000 rounds; the speech substitute with 1,024 taps) and dekel2009 (MNIST, 100 teachers, k of the paper).
 
 Results of the run that chose the defaults: benchmarks/results/tune_defaults_regression.csv (NLMS, ORS and the
 CLI's noise level), tune_defaults_teachers.csv (TeacherSGD per data set) and tune_defaults_teachers_grid.csv
@@ -43,18 +48,26 @@ N_TEACHERS = 20
 EVIL = (2, 4, 6, 8)
 
 
+#: the sizes of the moroshko reproduction: quick (where the defaults were chosen) and full (the paper's sizes)
+QUICK_SIZES = {"synthetic": 10_000, "channel": 10_000, "speech": (8_000, 256, 256)}
+FULL_SIZES = {"synthetic": 50_000, "channel": 50_000, "speech": (20_000, 1024, 1024)}
+
+
 # ---------------------------------------------------------------- regression
-def regression_settings(seed_data: int, seed_noise: int):
-    """(label, X, y, channel) of the moroshko settings (quick sizes) for one data / noise seed."""
+def regression_settings(seed_data: int, seed_noise: int, sizes=QUICK_SIZES):
+    """(label, X, y, channel) of the moroshko settings (``sizes``: quick or full) for one data / noise seed."""
     out = []
-    X, y = ors_synthetic(n_samples=10_000, seed=seed_data)
-    out.append(("synthetic M=5", X, y, nf.feedback.GaussianNoise.uniform(5.0, 10_000, seed=seed_noise)))
-    X, y = channel_equalization(n_samples=10_000, seed=seed_data)
+    n = sizes["synthetic"]
+    X, y = ors_synthetic(n_samples=n, seed=seed_data)
+    out.append(("synthetic M=5", X, y, nf.feedback.GaussianNoise.uniform(5.0, n, seed=seed_noise)))
+    n = sizes["channel"]
+    X, y = channel_equalization(n_samples=n, seed=seed_data)
     for M in (0.5, 1.0, 5.0):
-        out.append((f"channel M={M:g}", X, y, nf.feedback.GaussianNoise.uniform(M, 10_000, seed=seed_noise)))
-    X, y = speech_substitute(n_samples=8_000, n_taps=256, room_length=256, seed=0)
-    half = 1_600 if seed_data == 999 else 8_000  # tuning: the first 20 % (as the recipe), report: the rest
-    rows = slice(0, 1_600) if seed_data == 999 else slice(1_600, half)
+        out.append((f"channel M={M:g}", X, y, nf.feedback.GaussianNoise.uniform(M, n, seed=seed_noise)))
+    n, taps, room = sizes["speech"]
+    X, y = speech_substitute(n_samples=n, n_taps=taps, room_length=room, seed=0)
+    n0 = n // 5  # tuning: the first 20 % (as the recipe), report: the rest
+    rows = slice(0, n0) if seed_data == 999 else slice(n0, n)
     Xs, ys = X[rows], y[rows]
     out.append(("speech", Xs, ys, nf.feedback.GaussianNoise(hammer_variance(len(ys), peak=5.0, floor=0.05,
                                                                              seed=seed_noise))))
@@ -92,16 +105,46 @@ def tune_regression(rows: list[dict]) -> dict[str, float]:
     return chosen
 
 
-def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2)) -> None:
+def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2), sizes=QUICK_SIZES,
+                     part: str = "check") -> None:
     for s in seeds:
-        for label, X, y, ch in regression_settings(s, 1000 + s):
+        for label, X, y, ch in regression_settings(s, 1000 + s, sizes):
             for name, make in LEARNERS.items():
                 grid = {r: regression_mse(lambda: make(r), X, y, ch, s) for r in R_GRID}
                 best = min(grid, key=grid.get)
                 at = regression_mse(lambda: make(chosen[name]), X, y, ch, s)
-                rows.append({"part": "check", "learner": name, "setting": f"{label} seed {s}", "best_r": best,
+                rows.append({"part": part, "learner": name, "setting": f"{label} seed {s}", "best_r": best,
                              "best": grid[best], "chosen_r": chosen[name], "at_chosen": at, "ratio": at / grid[best]})
+            print(f"{part}: seed {s} done", flush=True)
     print("regression checked", flush=True)
+
+
+def regression_grid_both_sizes(rows: list[dict]) -> None:
+    """MSE at every r of the grid on the tuning sequences at the quick and at the full sizes; prints, per
+    learner, the r whose worst ratio to the best over all ten tuning settings is smallest, and the shipped
+    default's worst ratio (what a horizon-free default can achieve across the two modes)."""
+    for sizes_name, sizes in (("quick", QUICK_SIZES), ("full", FULL_SIZES)):
+        for label, X, y, ch in regression_settings(999, 998, sizes):
+            for name, make in LEARNERS.items():
+                for r in R_GRID:
+                    rows.append({"part": f"grid {sizes_name}", "learner": name, "setting": label, "r": r,
+                                 "mse": regression_mse(lambda: make(r), X, y, ch, 997)})
+            print(f"grid {sizes_name} {label} done", flush=True)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    df["ratio"] = df["mse"] / df.groupby(["part", "learner", "setting"])["mse"].transform("min")
+    worst = df.groupby(["learner", "r"])["ratio"].max()
+    shipped = defaults_regression()
+    for name in LEARNERS:
+        w = worst.loc[name]
+        print(f"{name}: best single r {w.idxmin():g} (worst ratio {w.min():.3f} over quick + full tuning "
+              f"settings); shipped r {shipped[name]:g}: worst {w.loc[shipped[name]]:.3f}", flush=True)
+
+
+def defaults_regression() -> dict[str, float]:
+    """r of ``NLMS()`` and ``ORS()`` as shipped (the ``full`` check measures the defaults, not a new choice)."""
+    return {"NLMS": nf.NLMS().r, "ORS": nf.ORS().r}
 
 
 def cli_noise(rows: list[dict], chosen: dict[str, float]) -> None:
@@ -117,8 +160,10 @@ def cli_noise(rows: list[dict], chosen: dict[str, float]) -> None:
 
 
 # ------------------------------------------------------------------ teachers
-def teacher_problems(name: str, data_dir, n_splits: int, n_train: int | None):
-    """(label, Xtr, y_bad, teachers, Xte, yte) of the dekel2009 protocol on a data set's class pairs."""
+def teacher_problems(name: str, data_dir, n_splits: int, n_train: int | None, n_teachers: int = N_TEACHERS,
+                     evil=EVIL):
+    """(label, Xtr, y_bad, teachers, Xte, yte) of the dekel2009 protocol on a data set's class pairs
+    (``n_teachers`` random teachers, ``evil``: the numbers of evil ones)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.preprocessing import StandardScaler
 
@@ -146,8 +191,8 @@ def teacher_problems(name: str, data_dir, n_splits: int, n_train: int | None):
             tr, te = perm[: len(yp) // 2], perm[len(yp) // 2:]
             if n_train is not None:
                 tr = tr[:n_train]
-            teachers = random_teachers(len(tr), N_TEACHERS, seed=int(rng.integers(2**31)))
-            for k in EVIL:
+            teachers = random_teachers(len(tr), n_teachers, seed=int(rng.integers(2**31)))
+            for k in evil:
                 y_bad, _ = flip_evil(yp[tr], teachers, n_evil=k, seed=int(rng.integers(2**31)))
                 out.append((f"{name} {pair} split {split} k={k}", Xp[tr], y_bad, teachers, Xp[te], yp[te]))
     return out
@@ -205,16 +250,51 @@ def teachers(rows: list[dict], data_dir) -> list[dict]:
     return teacher_summary(df, chosen)
 
 
+def teachers_full(rows: list[dict], data_dir, n_splits: int) -> list[dict]:
+    """``TeacherSGD()`` against the best (lam, eps) of the grid on the full dekel2009 reproduction's data and
+    protocol: MNIST classes 3, 5, 8, 9 (every pair), the whole training half, 100 random teachers, k evil
+    ones for every k of the paper; the quick reproduction's (digits, 20 teachers) is the "tune" part above."""
+    from noisyfeedback.lab.papers.dekel2009.plans import FULL_PLAN, PAPER_K
+
+    import pandas as pd
+
+    grid_errors(rows, "full", "mnist", teacher_problems("mnist", data_dir, n_splits, None,
+                                                         FULL_PLAN["n_teachers"], PAPER_K))
+    d = nf.TeacherSGD()
+    return teacher_summary(pd.DataFrame(rows), (d.lam, d.eps))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
     ap.add_argument("--out", default="tune_defaults.csv")
-    ap.add_argument("--only", choices=("regression", "teachers"), default=None)
+    ap.add_argument("--only", choices=("regression", "teachers", "regression-full", "teachers-full",
+                                               "regression-grid"), default=None,
+                    help="the *-full parts check the shipped defaults at the full reproductions' sizes")
+    ap.add_argument("--seeds", type=int, default=3, help="report seeds of regression-full")
+    ap.add_argument("--splits", type=int, default=1, help="random half splits per class pair of teachers-full")
     args = ap.parse_args(argv)
     import pandas as pd
 
     t0 = time.perf_counter()
     rows: list[dict] = []
+    if args.only == "regression-grid":
+        regression_grid_both_sizes(rows)
+    if args.only == "regression-full":
+        check_regression(rows, defaults_regression(), tuple(range(args.seeds)), FULL_SIZES, part="full")
+    if args.only == "teachers-full":
+        grid: list[dict] = []
+        rows += teachers_full(grid, args.data_dir, args.splits)
+        pd.DataFrame(grid).groupby(["part", "dataset", "lam", "eps"])["error"].agg(
+            mean_error="mean", problems="count").reset_index().to_csv(
+            os.path.splitext(args.out)[0] + "_grid.csv", index=False)
+    if args.only in ("regression-full", "teachers-full", "regression-grid"):
+        df = pd.DataFrame(rows)
+        df.to_csv(args.out, index=False)
+        with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):
+            print(df.round(4).to_string())
+        print(f"{time.perf_counter() - t0:.0f} s; written {args.out}")
+        return 0
     if args.only in (None, "regression"):
         chosen = tune_regression(rows)
         check_regression(rows, chosen)
