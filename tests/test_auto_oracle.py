@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
-from noisyfeedback.learners.bandit._oracle import AUTO_RIDGE_MAX_FEATURES, resolve_oracle
+from noisyfeedback.learners.bandit._oracle import (AUTO_RIDGE_MAX_FEATURES, mapped_dimension, resolve_features,
+                                                   resolve_oracle)
 
 T = AUTO_RIDGE_MAX_FEATURES
 
@@ -25,10 +26,12 @@ def test_auto_picks_ridge_below_the_threshold_and_adagrad_above(cls, d, m, want)
     X, y = stream(d, n=40)
     nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1) if m == 1 else nf.feedback.Diluted(m),
                 n_rounds=50, seed=0)
-    assert learner.oracle_ == want == resolve_oracle("auto", m, d)
-    assert learner.ridge_inverse_.shape == ((4, d + 1, d + 1) if want == "ridge" else (4, 0, 0))
-    # the same learner as the explicit choice, bit for bit
-    twin = cls(4, m=m, oracle=want, seed=0)
+    assert learner.features_ == resolve_features("auto", "auto", m, d)
+    D = mapped_dimension(learner.features_, d)  # the oracle's dimension: the raw d, or the degree-2 map's
+    assert learner.oracle_ == want == resolve_oracle("auto", m, D)
+    assert learner.ridge_inverse_.shape == ((4, D + 1, D + 1) if want == "ridge" else (4, 0, 0))
+    # the same learner as the explicit choices, bit for bit
+    twin = cls(4, m=m, oracle=want, features=learner.features_, seed=0)
     nf.simulate(twin, X, y, nf.feedback.NoisyBandit(0.1, 0.1) if m == 1 else nf.feedback.Diluted(m),
                 n_rounds=50, seed=0)
     np.testing.assert_array_equal(learner.W_, twin.W_)

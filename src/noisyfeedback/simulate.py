@@ -297,7 +297,9 @@ class _LabelRounds:
         pass
 
     def fitted_features(self):
-        return self.learner.W_.shape[1] if hasattr(self.learner, "W_") else None
+        if not hasattr(self.learner, "W_"):
+            return None
+        return getattr(self.learner, "n_features_", self.learner.W_.shape[1])  # of X, before any feature map
 
     def _extras_for(self, extras, a: int, b: int) -> dict:
         return {"extras": {name: extras[name][a:b] for name in self.extra_names}} if self.extra_names else {}

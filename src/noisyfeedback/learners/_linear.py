@@ -292,11 +292,12 @@ class LinearClassifier(Learner):
 
     @property
     def n_features_(self) -> int:
+        """The number of features of X (W_'s columns here; a learner that maps its rows says otherwise)."""
         return self.W_.shape[1]
 
     def _check_X(self, X, fitting: bool):
         self._validate_params()  # every entry point: parameters may have been changed since fitting
-        n_features = self.W_.shape[1] if hasattr(self, "W_") else None
+        n_features = self.n_features_ if hasattr(self, "W_") else None  # of X (a learner may map its rows)
         X = check_X(X, n_features=n_features, owner=type(self).__name__)
         if fitting:
             self._init_state(X.shape[1])

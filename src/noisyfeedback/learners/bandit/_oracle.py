@@ -21,12 +21,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...base import Tags
 from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options, check_memory
 from ...feedback import CODE_BANDIT, CODE_DILUTED, Rates, kernel_feedback, per_action, rate_arrays
+from ...kernels.features import quadratic_dimension, quadratic_rows
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
 from .._linear import (LinearClassifier, LoggedLearning, NonFiniteUpdate, _masked_argmax, finite_scale_rows,
@@ -44,6 +46,13 @@ _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge":
 #: d where ridge errs less and keeps >= 1/20 of AdaGrad's rounds/s at every tuning set of dimension <= d.
 AUTO_RIDGE_MAX_FEATURES = 256
 
+#: ``features="auto"`` with ``oracle="auto"`` and m = 1 takes the degree-2 map (``kernels/features.py``) up to
+#: this many features: the largest d whose map, d + d(d+1)/2 columns, is within AUTO_RIDGE_MAX_FEATURES (21 ->
+#: 252), so that auto's ridge oracle runs on it at no more cost than auto already accepts for raw features.
+#: Checked by benchmarks/feature_map_sweep.py on tuning data (see its docstring and benchmarks/RESULTS.md).
+AUTO_QUADRATIC_MAX_FEATURES = max(d for d in range(1, AUTO_RIDGE_MAX_FEATURES + 1)
+                                  if quadratic_dimension(d) <= AUTO_RIDGE_MAX_FEATURES)
+
 
 def _estimating(rate) -> bool:
     """True for the rate "estimate" (rather than a number or an array of rates)."""
@@ -60,6 +69,26 @@ def resolve_oracle(oracle: str, m: int, n_features: int) -> str:
     if oracle != "auto":
         return oracle
     return "ridge" if m == 1 and n_features <= AUTO_RIDGE_MAX_FEATURES else "adagrad"
+
+
+def resolve_features(features: str, oracle: str, m: int, n_features: int) -> str:
+    """The feature map ``features="auto"`` stands for: "quadratic" where the oracle is "auto", m = 1 and
+    d <= AUTO_QUADRATIC_MAX_FEATURES, else "linear" (an explicit oracle keeps the raw features); any other
+    value is itself.
+
+    >>> resolve_features("auto", "auto", 1, 16), resolve_features("auto", "auto", 1, 64)
+    ('quadratic', 'linear')
+    >>> resolve_features("auto", "ridge", 1, 16), resolve_features("auto", "auto", 2, 16)
+    ('linear', 'linear')
+    """
+    if features != "auto":
+        return features
+    return "quadratic" if oracle == "auto" and m == 1 and n_features <= AUTO_QUADRATIC_MAX_FEATURES else "linear"
+
+
+def mapped_dimension(features: str, n_features: int) -> int:
+    """The number of columns the oracle sees: d ("linear") or d + d(d+1)/2 ("quadratic")."""
+    return quadratic_dimension(n_features) if features == "quadratic" else n_features
 
 
 class _FeedbackKind:
@@ -88,6 +117,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         # and its update squares it (lam below 1e-154 overflowed it on the first round)
         "learning_rate": Interval(0, 1e3, closed="right"),
         "oracle": Options(("auto", "adagrad", "normalized", "ridge")),
+        "features": Options(("auto", "linear", "quadratic")),
         "lam": Interval(1e-8, 1e8, closed="both"),
         "rho0": OneOf((Rates(), Options(("estimate",)))),
         "rho1": OneOf((Rates(), Options(("estimate",)))),
@@ -115,6 +145,9 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _learned_state: ClassVar[dict] = {
         # the oracle in use ("auto" resolved at the first fit from m and the number of features)
         "oracle_": Options(("adagrad", "normalized", "ridge")),
+        # the feature map in use ("auto" resolved at the first fit; absent from files saved before it existed:
+        # "linear"); W_ then has d + d(d+1)/2 columns with "quadratic"
+        "features_": Options(("linear", "quadratic")),
         **LinearClassifier._learned_state,
         "intercept_": Array(("n_classes",)),
         "sum_sq_grad_": Array(("n_classes", "d")),
@@ -134,7 +167,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     #: model files saved before these attributes existed (an explicit oracle, known rates) still load: without
     #: oracle_ the oracle is the parameter; the rate attributes are needed only with rho0="estimate"
     #: (a file saved with oracle="auto" always records the oracle it resolved to: there oracle_ is required)
-    _optional_state = staticmethod(lambda p: tuple(
+    _optional_state = staticmethod(lambda p: ("features_",) + tuple(
         a for a in ("oracle_", "rate_estimates_", "rate_state_", "rate_stats_")
         if (a != "oracle_" or p.get("oracle") != "auto") and (a == "oracle_" or not _estimating(p.get("rho0")))))
 
@@ -302,11 +335,51 @@ class OracleBandit(LoggedLearning, LinearClassifier):
 
     def _check_X(self, X, fitting: bool):
         """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
-        sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``."""
-        return finite_scale_rows(super()._check_X(X, fitting))
+        sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``; then the
+        feature map in use (:meth:`_mapped`)."""
+        self._validate_params()
+        if hasattr(self, "W_") and self.features not in ("auto", self._features()):
+            raise ValueError(f"The 'features' parameter of {type(self).__name__} cannot change after fitting: the "
+                             f"weights are over the {self._features()!r} features. Got {self.features!r}; "
+                             "refit from scratch (fit_logged, or a fresh learner) to change it.")
+        return self._mapped(finite_scale_rows(super()._check_X(X, fitting)))
 
-    #: simulate rescales the rows it is given as ``_check_X`` does (same rows, same bits as act/learn)
-    _simulation_rows = staticmethod(finite_scale_rows)
+    def _simulation_rows(self, X):
+        """simulate's rows: rescaled as ``_check_X`` does and mapped (same rows, same bits as act/learn)."""
+        return self._mapped(finite_scale_rows(X))
+
+    def _features(self) -> str:
+        """The feature map in use: ``features_`` once fitted ("linear" for a model saved before the map
+        existed), else the parameter (unresolved "auto" before the first fit)."""
+        fitted = getattr(self, "features_", None)
+        if fitted is not None:
+            return fitted
+        return "linear" if hasattr(self, "W_") else self.features
+
+    def _mapped(self, X):
+        """X as the oracle sees it: itself ("linear", or before any fit), or the degree-2 map of its rows
+        (``kernels.features.quadratic_rows``; a CSR X is made dense first, as the map is dense)."""
+        if self._features() != "quadratic":
+            return X
+        X = X.toarray() if sp.issparse(X) else X
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n, d = X.shape
+        D = quadratic_dimension(d)
+        check_memory(8.0 * n * D, f"{type(self).__name__}(features='quadratic') rows ({n} x {D})")
+        out = np.empty((n, D))
+        quadratic_rows(X, out)
+        return out
+
+    @property
+    def n_features_(self) -> int:
+        """The number of features of X (before the feature map): d of W_'s d + d(d+1)/2 with "quadratic"."""
+        D = self.W_.shape[1]
+        if self._features() != "quadratic":
+            return D
+        d = int((np.sqrt(9.0 + 8.0 * D) - 3.0) / 2.0)
+        while quadratic_dimension(d) < D:
+            d += 1
+        return d
 
     # ------------------------------------------------------------ state
     def _oracle(self) -> str:
@@ -323,10 +396,14 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return self.oracle
 
     def _init_state(self, n_features: int, seed_fallback=None) -> None:
+        """State for rows of ``n_features`` features (before the feature map): the map and the oracle
+        resolved, the weights over the mapped features."""
         fresh = not hasattr(self, "W_")
         if fresh:
             self._validate_params()
-            self.oracle_ = resolve_oracle(self.oracle, int(self.m), int(n_features))
+            self.features_ = resolve_features(self.features, self.oracle, int(self.m), int(n_features))
+            n_features = mapped_dimension(self.features_, int(n_features))
+            self.oracle_ = resolve_oracle(self.oracle, int(self.m), n_features)
         super()._init_state(n_features, seed_fallback)
         if fresh:
             K = self.n_classes

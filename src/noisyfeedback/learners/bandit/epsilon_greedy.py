@@ -74,7 +74,7 @@ class EpsilonGreedy(OracleBandit):
 
     def __init__(self, n_classes: int, m: int = 1, epsilon: float = 0.05, learning_rate: float = 0.05,
                  oracle: str = "auto", lam: float = 1.0, rho0: float = 0.0, rho1: float = 0.0,
-                 seed: int | None = None):
+                 seed: int | None = None, features: str = "auto"):
         self.n_classes = n_classes
         self.m = m
         self.epsilon = epsilon
@@ -84,6 +84,7 @@ class EpsilonGreedy(OracleBandit):
         self.rho0 = rho0
         self.rho1 = rho1
         self.seed = seed
+        self.features = features
 
     def _explore(self) -> tuple[float, float]:
         return float(self.epsilon), 0.0

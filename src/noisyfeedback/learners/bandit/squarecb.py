@@ -92,7 +92,7 @@ class SquareCB(OracleBandit):
 
     def __init__(self, n_classes: int, m: int = 1, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
                  learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0, rho0: float = 0.0,
-                 rho1: float = 0.0, seed: int | None = None):
+                 rho1: float = 0.0, seed: int | None = None, features: str = "auto"):
         self.n_classes = n_classes
         self.m = m
         self.gamma_scale = gamma_scale
@@ -103,6 +103,7 @@ class SquareCB(OracleBandit):
         self.rho0 = rho0
         self.rho1 = rho1
         self.seed = seed
+        self.features = features
 
     def _explore(self) -> tuple[float, float]:
         return float(self.gamma_scale), float(self.gamma_exponent)
