@@ -474,3 +474,17 @@ def restricted_draw_reference(p, allowed, u):
     if a >= q.shape[0] or q[a] == 0.0:  # rounding at the top of the CDF
         a = int(nz[nz <= min(a, q.shape[0] - 1)][-1]) if (nz <= a).any() else int(nz[0])
     return a, float(q[a]), q
+
+
+# ---------------------------------------------------------------------------
+# The degree-2 feature map of the regression-oracle bandits (noisyfeedback/kernels/features.py).
+# ---------------------------------------------------------------------------
+
+def quadratic_map(x: np.ndarray) -> np.ndarray:
+    """φ(x) = (x̂, c_jk·x̂_j·x̂_k for j <= k in upper-triangle row order), x̂ = x/‖x‖ (0 for x = 0), c_jj = 1,
+    c_jk = √2."""
+    x = np.asarray(x, dtype=float)
+    norm = np.linalg.norm(x)
+    xh = x / norm if norm > 0 else np.zeros_like(x)
+    pairs = [xh[j] * xh[k] * (1.0 if j == k else np.sqrt(2.0)) for j in range(len(x)) for k in range(j, len(x))]
+    return np.concatenate([xh, np.array(pairs)])
