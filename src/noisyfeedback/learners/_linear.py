@@ -316,10 +316,9 @@ class LinearClassifier(Learner):
         """``act`` restricted to allowed actions: per row one uniform from ``rng_`` (draws_per_round = 1;
         none for learners that do not explore) drawn after the row's distribution p is computed, then
         :func:`restricted_draw` of p on the row's allowed labels."""
-        X = self._check_X(X, fitting=True)
-        n = X.shape[0]
+        n = self._check_X(X, fitting=True).shape[0]
         mask = self._mask(allowed, excluded, n)
-        p = self.action_probabilities(X)
+        p = self.action_probabilities(X)  # the rows as given (a learner may map its rows in _check_X)
         u = self.rng_.random(n) if self.draws_per_round else np.zeros(n)
         actions = np.empty(n, dtype=np.int64)
         probs = np.empty(n)

@@ -482,11 +482,11 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         """The exploration distribution ``act`` draws from, (n_samples, n_classes): P(label a is played)
         (m = 1: rows sum to 1; m > 1: the inclusion probability of each label in the set, rows sum to m).
         With ``allowed``/``excluded`` (m = 1) restricted to the actions a row may take and renormalised."""
-        X = self._check_X(X, fitting=True)
+        X_in, X = X, self._check_X(X, fitting=True)
         n = X.shape[0]
         mask = self._mask(allowed, excluded, n)
-        if mask is not None:
-            return self._restrict_probabilities(self.action_probabilities(X), mask)
+        if mask is not None:  # from the rows as given (X is mapped: it must not be mapped twice)
+            return self._restrict_probabilities(self.action_probabilities(X_in), mask)
         m = int(self.m)
         sets = np.empty((n, m), np.int64)
         pis = np.empty((n, self.n_classes))
