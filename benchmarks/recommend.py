@@ -36,7 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import noisyfeedback as nf  # noqa: E402
 import peers  # noqa: E402
 from noisyfeedback.lab.grids import extend_grid  # noqa: E402
-from noisyfeedback.learners.bandit._oracle import AUTO_RIDGE_MAX_FEATURES  # noqa: E402
+from noisyfeedback.learners.bandit._oracle import AUTO_QUADRATIC_MAX_FEATURES, AUTO_RIDGE_MAX_FEATURES  # noqa: E402
 from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 
 SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
@@ -113,7 +113,8 @@ def noisy_rows(data_dir, names, rounds: int, tune_rounds: int, vw_rounds: int, v
                 row[cls.__name__ + "@vw"] = float(tr.curve[0])
                 row[cls.__name__ + "_rate"] = tr.rounds_per_second
                 row[cls.__name__ + "_cpu_rate"] = rounds / cpu if cpu > 0 else float("nan")
-                row[cls.__name__ + "_oracle"] = learner.oracle_
+                row[cls.__name__ + "_oracle"] = learner.oracle_ + (", degree-2 map" if learner.features_ == "quadratic"
+                                                                   else "")
             if X.shape[1] <= RIDGE_MAX_D:  # the first-order oracle (the default before oracle="auto")
                 tr = nf.simulate(nf.SquareCB(K, oracle="adagrad", seed=0), X, y, ch, n_rounds=rounds, seed=0)
                 row["SquareCB adagrad"] = tr.error_rate
@@ -199,7 +200,8 @@ def render_noisy(rows: list[dict], rounds: int, vw_rounds: int) -> str:
         "grid chosen on that run; 'SquareCB @VW' is ours over the same first rounds, for a like-for-like "
         "comparison. Ratios: SquareCB / RCNBF and SquareCB / the best of the papers' learners (extended grids). "
         "'oracle': the oracle SquareCB's default `oracle=\"auto\"` took (ridge where d ≤ "
-        f"{AUTO_RIDGE_MAX_FEATURES}). 'SquareCB AdaGrad': `oracle=\"adagrad\"`, the default before `auto`, "
+        f"{AUTO_RIDGE_MAX_FEATURES}), and the degree-2 map `features=\"auto\"` took (where d ≤ "
+        f"{AUTO_QUADRATIC_MAX_FEATURES}). 'SquareCB AdaGrad': `oracle=\"adagrad\"`, the default before `auto`, "
         f"run where d ≤ {RIDGE_MAX_D} (the other data sets here have d > "
         f"{AUTO_RIDGE_MAX_FEATURES}: `auto` is AdaGrad there, the same run). Rounds/s: wall clock "
         "(`Trace.rounds_per_second`) and per CPU second of the process (robust to other jobs on the machine).", "",
