@@ -74,3 +74,43 @@ def test_direct_route_refuses_parameters_it_would_not_read():
         @router.post("/bad")
         async def bad(limit: int, value: str = Depends(dep)):
             return value
+
+
+def test_live_learning_in_one_call_equals_one_call_a_row_with_a_refused_row():
+    """The service learns a batch of committed rewards in one call; a row whose step would overflow is
+    refused and the rows after it are still learned: the model is that of one call a row."""
+    import copy
+    import types
+
+    from noisyfeedback.service.engine import Engine
+    from noisyfeedback.service.storage import encode_action
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 5))
+    props = np.full(12, 0.25)
+    for bad in (4, 9):  # W += x/P overflows: refused
+        X[bad] = 1.7e308 * np.sign(rng.normal(size=5))
+        props[bad] = 1e-10
+    learner = nf.Banditron(4, gamma=0.2, seed=0)
+    learner.learn(np.ones((1, 5)), [0], [1], [0.5])
+    acts = rng.integers(0, 4, size=12)
+    rows = [(100 + i, 1.0, X[i].tobytes(), encode_action(int(acts[i])), float(props[i]), None) for i in range(12)]
+
+    def engine_with(model):
+        eng = types.SimpleNamespace(learner=model, model_version=0, _rebuilt=False, _seen_event_seq=0)
+        eng._arrays = Engine._arrays
+        eng._learn_guarded = types.MethodType(Engine._learn_guarded, eng)
+        eng.LEARN_IN_ONE_CALL = True
+        eng._rebuild_model = lambda upto: pytest.fail("the state stayed finite: no rebuild")
+        return eng
+
+    batch = engine_with(copy.deepcopy(learner))
+    refused_batch = Engine._learn_live(batch, rows)
+    single = engine_with(copy.deepcopy(learner))
+    refused_single = [s for row in rows for s in Engine._learn_live(single, [row])]
+    assert refused_batch == refused_single == [104, 109]
+    assert batch.model_version == single.model_version == 111
+    for name in learner._learned_attributes():
+        a, b = getattr(batch.learner, name), getattr(single.learner, name)
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)

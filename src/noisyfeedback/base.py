@@ -59,6 +59,19 @@ class Tags:
 
 
 
+class NonFiniteUpdate(ValueError):
+    """A learning step refused because it would make the learned state non-finite; ``row`` is its index
+    (the rows before it are learned, it and the rows after it are not)."""
+
+    def __init__(self, message: str, row: int):
+        super().__init__(message)
+        self.row = row
+
+
+#: parameter types compared by value as they are (the common case, kept cheap)
+_PLAIN = frozenset((type(None), bool, int, float, str))
+
+
 def _frozen(value: Any) -> Any:
     """A comparable stand-in for a parameter value (see :meth:`Learner._params_key`)."""
     if value is None or isinstance(value, (bool, int, float, str, bytes, np.generic)):
@@ -172,7 +185,12 @@ class Learner:
         """A value that changes whenever a parameter does (numbers and strings by value, arrays and lists
         by content, other objects by identity): validation is skipped while it equals the last key that
         validated, so a learner called one row at a time (the service) checks its parameters once."""
-        return tuple(_frozen(getattr(self, name)) for name in _param_names(type(self)))
+        key = []
+        for name in _param_names(type(self)):
+            value = getattr(self, name)
+            kind = type(value)
+            key.append((kind, value) if kind in _PLAIN else _frozen(value))
+        return tuple(key)
 
     def _params_unchanged(self) -> bool:
         """True when the parameters are those of the last successful validation (see :meth:`_params_key`)."""
@@ -194,6 +212,10 @@ class Learner:
         return cache[name]
 
     def _validate_params(self) -> None:
+        """Check every parameter, unless none changed since the last check passed (every entry point
+        validates: parameters may have been set since fitting; a service calls them once a request)."""
+        if self._params_unchanged():
+            return
         owner = type(self).__name__
         constraints = dict(self._parameter_constraints)
         if "seed" in self._get_param_names():
@@ -201,6 +223,7 @@ class Learner:
         for name, constraint in constraints.items():
             check_param(name, getattr(self, name), constraint, owner)
         self._check_params()
+        self._params_validated()
 
     def _check_params(self) -> None:
         """Joint checks between parameters (e.g. rho0 + rho1 < 1); subclasses override."""

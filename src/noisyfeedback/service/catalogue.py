@@ -185,6 +185,8 @@ class CatalogueEngine(Engine):
     :class:`~.engine.Engine`'s."""
 
     catalogue = True
+    #: one call a reward: a reward of a recent event is learned from the very rounds it was ranked with
+    LEARN_IN_ONE_CALL = False
 
     def _fresh(self):
         learner = make_catalogue_learner(self.cfg)
