@@ -261,7 +261,7 @@ def ors_run(w, X, Y, variance, y_clean, scaling, known, r, beta=1.0, budget=None
     return w, np.array(used), a
 
 
-def ors_auto_run(W, loss, rs, X, Y, variance, y_clean, scaling, known, beta=1.0, discount=0.998, budget=None,
+def ors_auto_run(W, loss, rs, X, Y, variance, y_clean, scaling, known, beta=1.0, discount=0.9995, budget=None,
                  strategy=None, a=1.0, horizon=None, u=None):
     """r = "auto": one member a row of W (its r in ``rs``), each an ``ors_step``; the round's prediction is
     the leader's (the smallest running loss, the first of equal ones), which also decides a budget round's

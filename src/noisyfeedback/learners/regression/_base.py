@@ -22,9 +22,9 @@ _EMPTY = np.zeros(0)
 #: the members of ``r="auto"``: r = 10^-2 … 10^4 in half decades (13 members), covering the best r of every
 #: setting of the moroshko reproduction at its quick and full sizes (benchmarks/tune_defaults.py)
 AUTO_R_GRID: np.ndarray = np.array([round(10.0 ** (e / 2), 6) for e in range(-4, 9)])
-#: the running loss of a member forgets at this rate a round (a memory of about 500 rounds), chosen on the
+#: the running loss of a member forgets at this rate a round (a memory of about 2,000 rounds), chosen on the
 #: moroshko tuning sequences (benchmarks/tune_defaults.py --only regression-auto)
-AUTO_DISCOUNT: float = 0.998
+AUTO_DISCOUNT: float = 0.9995
 
 #: the constraint of ``r`` with ``"auto"`` (NLMS, ORS)
 R_CONSTRAINT = OneOf((Options(("auto",)), Interval(0, None, closed="neither")))

@@ -19,7 +19,7 @@ class NLMS(LinearRegressor):
         Regularisation (the larger, the smaller the steps). ``"auto"`` runs one NLMS for each r of
         ``AUTO_R_GRID`` (10^-2 … 10^4 in half decades) on the same rows and labels, each updated
         exactly as ``NLMS(r)``, and predicts with the *leader*: the member whose discounted running
-        squared error on the noisy labels, L_j ← 0.998·L_j + (ỹ − ŷ_j)² (predict, then update), is
+        squared error on the noisy labels, L_j ← 0.9995·L_j + (ỹ − ŷ_j)² (predict, then update), is
         smallest so far (ties: the smaller r). ``r_`` is the leader's r, ``w_`` its weights. The best
         fixed r grows with the horizon and the noise level, so no single number serves short and long
         streams; on the moroshko settings (quick and full sizes) the leader's online MSE is at most

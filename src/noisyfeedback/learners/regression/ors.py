@@ -75,7 +75,7 @@ class ORS(LinearRegressor):
         Regularisation of the update. ``"auto"``: one member for each r of ``AUTO_R_GRID`` (10^-2 …
         10^4 in half decades), each updated exactly as ``ORS(r)`` with the other parameters, on the
         same rows and labels; the prediction is the leader's, the member of smallest discounted
-        running squared error on the labels, L_j ← 0.998·L_j + (m − ŷ_j)² (m the mean of the round's
+        running squared error on the labels, L_j ← 0.9995·L_j + (m − ŷ_j)² (m the mean of the round's
         labels; ties: the smaller r); ``r_`` is its r, ``w_`` its weights. With a label budget the
         leader's prediction decides how many labels a round takes, and every member updates from
         them. See :class:`NLMS` for why and how it was checked (``benchmarks/tune_defaults.py``).
