@@ -4,9 +4,12 @@ A default must give a meaningful result untuned: within 1.5x of the learner's tu
 set of its reproduction. The defaults are CHOSEN on tuning data and CHECKED on other data:
 
 - NLMS(r), ORS(r) (scaling="one_sample_pred", variance="known"): the settings of the moroshko reproduction
-  (synthetic M = 5; channel equalization M = 0.5, 1, 5; the speech substitute), its quick sizes. Chosen on
-  the tuning sequences (data seed 999, noise seed 998, simulation seed 997), checked on report seeds 0, 1, 2:
-  MSE of the default against the best r of the grid on that very sequence.
+  (synthetic M = 5; channel equalization M = 0.5, 1, 5; the speech substitute). The default is r="auto" (members
+  over a grid of r, the prediction of the one with the smallest discounted running squared error); its grid and
+  discount were chosen on the tuning sequences (data seed 999, noise seed 998, simulation seed 997) at the quick
+  and the full sizes (``--only regression-auto``), and it is checked on report seeds 0, 1, 2: online MSE of the
+  default against the best r of the grid on that very sequence (``--only regression`` at the quick sizes,
+  ``--only regression-full`` at the full ones).
 - TeacherSGD(lam, eps): the dekel2009 protocol (class pairs, random half splits, 20 random teachers of which
   k are evil, their labels flipped; test error on clean labels). Chosen on UCI digits (classes 1, 3, 7, 8,
   the quick reproduction's data) and breast_cancer (standardized and raw), checked on MNIST (3, 5, 8, 9,
@@ -14,15 +17,17 @@ set of its reproduction. The defaults are CHOSEN on tuning data and CHECKED on o
   best (lam, eps) of the grid on the same split.
 
     python benchmarks/tune_defaults.py [--data-dir DATA] [--out tune_defaults.csv] [--only regression|teachers]
+    python benchmarks/tune_defaults.py --only regression-auto --out defaults_regression_auto.csv
     python benchmarks/tune_defaults.py --only regression-full --out defaults_regression_full.csv
     python benchmarks/tune_defaults.py --data-dir DATA --only teachers-full --out defaults_teachers_full.csv
 
 The ``*-full`` parts check the shipped defaults (no new choice) at the full reproductions' sizes: moroshko
 (50,000 rounds; the speech substitute with 1,024 taps) and dekel2009 (MNIST, 100 teachers, k of the paper).
 
-Results of the run that chose the defaults: benchmarks/results/tune_defaults_regression.csv (NLMS, ORS and the
-CLI's noise level), tune_defaults_teachers.csv (TeacherSGD per data set) and tune_defaults_teachers_grid.csv
-(its mean test error at every grid point). Regression part ~1 min, TeacherSGD part ~10 min on one core.
+Results of the run that chose the defaults: benchmarks/results/defaults_regression_auto.csv (r="auto"'s rule),
+tune_defaults_regression.csv (NLMS and ORS checked, and the CLI's noise level), tune_defaults_teachers.csv
+(TeacherSGD per data set) and tune_defaults_teachers_grid.csv (its mean test error at every grid point).
+Regression part ~1 min (regression-auto ~2 min, regression-full ~1 min), TeacherSGD part ~10 min on one core.
 """
 
 from __future__ import annotations
