@@ -87,7 +87,22 @@ def rows(data_dir, names, rounds: int, tune_rounds: int, papers_on_map: bool, se
     return out
 
 
+def _papers_cells(r) -> tuple[str, str]:
+    if "best on map" not in r:
+        return "", ""
+    papers = " / ".join(f"{r[k + ' on map'][0]:.3f} ({r[k + ' on map'][1]:g})" for k in ("RCNBF", "Banditron", "BPA", "SOBA"))
+    return papers, f"{r['best on map'][1]:.3f} ({r['best on map'][0]})"
+
+
 def render(rs: list[dict], rounds: int) -> str:
+    if rs and "SquareCB" not in rs[0]:  # --papers-only
+        lines = [f"{rounds:,} rounds, seed 0: the papers' learners on the rows' degree-2 map (γ tuned on seed 100, "
+                 "paper grid extended past a binding edge).", "",
+                 "| dataset | d | (ρ0, ρ1) | RCNBF / Banditron / BPA / SOBA (γ) | best on the map |", "|---|---|---|---|---|"]
+        for r in rs:
+            papers, best = _papers_cells(r)
+            lines.append(f"| {r['dataset']} | {r['d']} | ({r['setting'][0]:g}, {r['setting'][1]:g}) | {papers} | {best} |")
+        return "\n".join(lines) + "\n"
     lines = [f"{rounds:,} rounds, seed 0: defaults (`features=\"auto\"`) against the former default "
              "(`features=\"linear\"`).", "",
              "| dataset | d | (ρ0, ρ1) | map, oracle taken | SquareCB default | SquareCB linear | same bits | "
@@ -95,14 +110,8 @@ def render(rs: list[dict], rounds: int) -> str:
              "papers' learners on the map: RCNBF / Banditron / BPA / SOBA (γ) | best on the map |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rs:
-        if "SquareCB" not in r:  # --papers-only
-            r = {**r, **{c: {"default": {"features_": "", "oracle_": "", "error": np.nan, "cpu_rate": np.nan},
-                             "linear": {"error": np.nan, "cpu_rate": np.nan}, "same_bits": False}
-                         for c in ("SquareCB", "EpsilonGreedy")}}
         s, e = r["SquareCB"], r["EpsilonGreedy"]
-        papers = " / ".join(f"{r[k + ' on map'][0]:.3f} ({r[k + ' on map'][1]:g})"
-                            for k in ("RCNBF", "Banditron", "BPA", "SOBA")) if "best on map" in r else ""
-        best = f"{r['best on map'][1]:.3f} ({r['best on map'][0]})" if "best on map" in r else ""
+        papers, best = _papers_cells(r)
         lines.append(
             f"| {r['dataset']} | {r['d']} | ({r['setting'][0]:g}, {r['setting'][1]:g}) | "
             f"{s['default']['features_']}, {s['default']['oracle_']} | {s['default']['error']:.4f} | "
