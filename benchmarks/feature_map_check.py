@@ -50,7 +50,8 @@ def _run(learner, X, y, ch, rounds):
             "W": learner.W_.copy(), "cpu_rate": rounds / cpu if cpu > 0 else float("nan")}
 
 
-def rows(data_dir, names, rounds: int, tune_rounds: int, papers_on_map: bool, settings, ours: bool = True) -> list[dict]:
+def rows(data_dir, names, rounds: int, tune_rounds: int, papers_on_map: bool, settings,
+         ours: bool = True) -> list[dict]:
     out = []
     for name in names:
         X, y = load(name, data_dir)
@@ -90,7 +91,8 @@ def rows(data_dir, names, rounds: int, tune_rounds: int, papers_on_map: bool, se
 def _papers_cells(r) -> tuple[str, str]:
     if "best on map" not in r:
         return "", ""
-    papers = " / ".join(f"{r[k + ' on map'][0]:.3f} ({r[k + ' on map'][1]:g})" for k in ("RCNBF", "Banditron", "BPA", "SOBA"))
+    papers = " / ".join(f"{r[k + ' on map'][0]:.3f} ({r[k + ' on map'][1]:g})"
+                        for k in ("RCNBF", "Banditron", "BPA", "SOBA"))
     return papers, f"{r['best on map'][1]:.3f} ({r['best on map'][0]})"
 
 
@@ -98,10 +100,12 @@ def render(rs: list[dict], rounds: int) -> str:
     if rs and "SquareCB" not in rs[0]:  # --papers-only
         lines = [f"{rounds:,} rounds, seed 0: the papers' learners on the rows' degree-2 map (γ tuned on seed 100, "
                  "paper grid extended past a binding edge).", "",
-                 "| dataset | d | (ρ0, ρ1) | RCNBF / Banditron / BPA / SOBA (γ) | best on the map |", "|---|---|---|---|---|"]
+                 "| dataset | d | (ρ0, ρ1) | RCNBF / Banditron / BPA / SOBA (γ) | best on the map |",
+                 "|---|---|---|---|---|"]
         for r in rs:
             papers, best = _papers_cells(r)
-            lines.append(f"| {r['dataset']} | {r['d']} | ({r['setting'][0]:g}, {r['setting'][1]:g}) | {papers} | {best} |")
+            lines.append(f"| {r['dataset']} | {r['d']} | ({r['setting'][0]:g}, {r['setting'][1]:g}) | {papers} | "
+                         f"{best} |")
         return "\n".join(lines) + "\n"
     lines = [f"{rounds:,} rounds, seed 0: defaults (`features=\"auto\"`) against the former default "
              "(`features=\"linear\"`).", "",

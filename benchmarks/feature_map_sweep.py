@@ -45,7 +45,8 @@ def datasets(data_dir, dims=DIMS):
 
     out = {}
     for k in dims:
-        X, y = make_classification(n_samples=20_000, n_features=k, n_informative=k, n_redundant=0, n_classes=min(10, 2 ** k // 2),
+        X, y = make_classification(n_samples=20_000, n_features=k, n_informative=k, n_redundant=0,
+                                   n_classes=min(10, 2 ** k // 2),
                                    n_clusters_per_class=2, random_state=SEED)
         out[f"synthetic-k{k}"] = (X, y)
     if data_dir:
