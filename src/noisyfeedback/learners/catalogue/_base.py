@@ -16,6 +16,11 @@ hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. `
 linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
 intercepts under one-hot candidates) or "none".
 
+**Oracle** (``oracle="auto"``, the default): the ridge oracle (recursive least squares over all D weights,
+O(D²) a round) for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS``, AdaGrad above and for hashed
+features; resolved at the first round into ``oracle_`` (saved with the model). CatalogueSquareCB's
+``gamma_scale="auto"`` follows it (30 with ridge, 10 otherwise).
+
 **Flipped clicks.** As for the index oracle: with flips that depend neither on the item nor on the
 context, E[f̃ | x, z] = ρ0 + (1 − ρ0 − ρ1)·P(click | x, z) is an increasing affine map of the clean
 click probability, so the regression ranks candidates as a clean one would; flips add variance.
