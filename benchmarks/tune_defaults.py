@@ -4,9 +4,12 @@ A default must give a meaningful result untuned: within 1.5x of the learner's tu
 set of its reproduction. The defaults are CHOSEN on tuning data and CHECKED on other data:
 
 - NLMS(r), ORS(r) (scaling="one_sample_pred", variance="known"): the settings of the moroshko reproduction
-  (synthetic M = 5; channel equalization M = 0.5, 1, 5; the speech substitute), its quick sizes. Chosen on
-  the tuning sequences (data seed 999, noise seed 998, simulation seed 997), checked on report seeds 0, 1, 2:
-  MSE of the default against the best r of the grid on that very sequence.
+  (synthetic M = 5; channel equalization M = 0.5, 1, 5; the speech substitute). The default is r="auto" (members
+  over a grid of r, the prediction of the one with the smallest discounted running squared error); its grid and
+  discount were chosen on the tuning sequences (data seed 999, noise seed 998, simulation seed 997) at the quick
+  and the full sizes (``--only regression-auto``), and it is checked on report seeds 0, 1, 2: online MSE of the
+  default against the best r of the grid on that very sequence (``--only regression`` at the quick sizes,
+  ``--only regression-full`` at the full ones).
 - TeacherSGD(lam, eps): the dekel2009 protocol (class pairs, random half splits, 20 random teachers of which
   k are evil, their labels flipped; test error on clean labels). Chosen on UCI digits (classes 1, 3, 7, 8,
   the quick reproduction's data) and breast_cancer (standardized and raw), checked on MNIST (3, 5, 8, 9,
@@ -14,15 +17,17 @@ set of its reproduction. The defaults are CHOSEN on tuning data and CHECKED on o
   best (lam, eps) of the grid on the same split.
 
     python benchmarks/tune_defaults.py [--data-dir DATA] [--out tune_defaults.csv] [--only regression|teachers]
+    python benchmarks/tune_defaults.py --only regression-auto --out defaults_regression_auto.csv
     python benchmarks/tune_defaults.py --only regression-full --out defaults_regression_full.csv
     python benchmarks/tune_defaults.py --data-dir DATA --only teachers-full --out defaults_teachers_full.csv
 
 The ``*-full`` parts check the shipped defaults (no new choice) at the full reproductions' sizes: moroshko
 (50,000 rounds; the speech substitute with 1,024 taps) and dekel2009 (MNIST, 100 teachers, k of the paper).
 
-Results of the run that chose the defaults: benchmarks/results/tune_defaults_regression.csv (NLMS, ORS and the
-CLI's noise level), tune_defaults_teachers.csv (TeacherSGD per data set) and tune_defaults_teachers_grid.csv
-(its mean test error at every grid point). Regression part ~1 min, TeacherSGD part ~10 min on one core.
+Results of the run that chose the defaults: benchmarks/results/defaults_regression_auto.csv (r="auto"'s rule),
+tune_defaults_regression.csv (NLMS and ORS checked, and the CLI's noise level), tune_defaults_teachers.csv
+(TeacherSGD per data set) and tune_defaults_teachers_grid.csv (its mean test error at every grid point).
+Regression part ~1 min (regression-auto ~2 min, regression-full ~1 min), TeacherSGD part ~10 min on one core.
 """
 
 from __future__ import annotations
@@ -86,23 +91,25 @@ LEARNERS = {
 }
 
 
-def tune_regression(rows: list[dict]) -> dict[str, float]:
-    """r minimising the worst ratio MSE(r) / best MSE over the tuning settings, per learner."""
-    chosen = {}
+def tune_regression(rows: list[dict]) -> dict[str, float | str]:
+    """On the tuning settings (quick sizes): every r of the grid and r="auto" (the shipped default); prints the
+    best single fixed r (the smallest worst ratio to each setting's best) for comparison. Returns "auto"."""
     tune = regression_settings(999, 998)
     for name, make in LEARNERS.items():
         table = {}
         for label, X, y, ch in tune:
-            table[label] = {r: regression_mse(lambda: make(r), X, y, ch, 997) for r in R_GRID}
-        worst = {r: max(table[s][r] / min(table[s].values()) for s in table) for r in R_GRID}
-        chosen[name] = min(worst, key=lambda r: (worst[r], r))
+            table[label] = {r: regression_mse(lambda: make(r), X, y, ch, 997) for r in R_GRID + ["auto"]}
+        worst = {r: max(table[s][r] / min(v for q, v in table[s].items() if q != "auto") for s in table)
+                 for r in R_GRID + ["auto"]}
+        single = min(R_GRID, key=lambda r: (worst[r], r))
         for s in table:
-            best = min(table[s], key=table[s].get)
+            best = min(R_GRID, key=table[s].get)
             rows.append({"part": "tune", "learner": name, "setting": s, "best_r": best, "best": table[s][best],
-                         "chosen_r": chosen[name], "at_chosen": table[s][chosen[name]],
-                         "ratio": table[s][chosen[name]] / table[s][best]})
-        print(f"{name}: chosen r = {chosen[name]:g} (worst tuning ratio {worst[chosen[name]]:.3f})", flush=True)
-    return chosen
+                         "chosen_r": "auto", "at_chosen": table[s]["auto"],
+                         "ratio": table[s]["auto"] / table[s][best]})
+        print(f"{name}: r='auto' worst tuning ratio {worst['auto']:.3f}; best single r = {single:g} "
+              f"(worst {worst[single]:.3f})", flush=True)
+    return {name: "auto" for name in LEARNERS}
 
 
 def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2), sizes=QUICK_SIZES,
@@ -112,6 +119,7 @@ def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2)
             for name, make in LEARNERS.items():
                 grid = {r: regression_mse(lambda: make(r), X, y, ch, s) for r in R_GRID}
                 best = min(grid, key=grid.get)
+                print(f"{part}: seed {s} {label} {name} grid done", flush=True)
                 at = regression_mse(lambda: make(chosen[name]), X, y, ch, s)
                 rows.append({"part": part, "learner": name, "setting": f"{label} seed {s}", "best_r": best,
                              "best": grid[best], "chosen_r": chosen[name], "at_chosen": at, "ratio": at / grid[best]})
@@ -120,35 +128,125 @@ def check_regression(rows: list[dict], chosen: dict[str, float], seeds=(0, 1, 2)
 
 
 def regression_grid_both_sizes(rows: list[dict]) -> None:
-    """MSE at every r of the grid on the tuning sequences at the quick and at the full sizes; prints, per
-    learner, the r whose worst ratio to the best over all ten tuning settings is smallest, and the shipped
-    default's worst ratio (what a horizon-free default can achieve across the two modes)."""
+    """MSE at every r of the grid and of r="auto" on the tuning sequences at the quick and at the full sizes;
+    prints, per learner, the r whose worst ratio to the best fixed r over all ten tuning settings is smallest
+    (what a horizon-free fixed r can achieve across the two modes), and the worst ratio of r="auto"."""
     for sizes_name, sizes in (("quick", QUICK_SIZES), ("full", FULL_SIZES)):
         for label, X, y, ch in regression_settings(999, 998, sizes):
             for name, make in LEARNERS.items():
-                for r in R_GRID:
+                for r in R_GRID + ["auto"]:
                     rows.append({"part": f"grid {sizes_name}", "learner": name, "setting": label, "r": r,
                                  "mse": regression_mse(lambda: make(r), X, y, ch, 997)})
             print(f"grid {sizes_name} {label} done", flush=True)
     import pandas as pd
 
     df = pd.DataFrame(rows)
-    df["ratio"] = df["mse"] / df.groupby(["part", "learner", "setting"])["mse"].transform("min")
-    worst = df.groupby(["learner", "r"])["ratio"].max()
-    shipped = defaults_regression()
+    fixed = df[df["r"] != "auto"]
+    best = fixed.groupby(["part", "learner", "setting"])["mse"].min()
+    df["ratio"] = df["mse"] / best.reindex(pd.MultiIndex.from_frame(df[["part", "learner", "setting"]])).to_numpy()
+    worst = df.groupby(["learner", df["r"].astype(str)])["ratio"].max()
     for name in LEARNERS:
         w = worst.loc[name]
-        print(f"{name}: best single r {w.idxmin():g} (worst ratio {w.min():.3f} over quick + full tuning "
-              f"settings); shipped r {shipped[name]:g}: worst {w.loc[shipped[name]]:.3f}", flush=True)
+        wf = w.drop("auto")
+        print(f"{name}: best single r {wf.idxmin()} (worst ratio {wf.min():.3f} over quick + full tuning "
+              f"settings); r='auto': worst {w.loc['auto']:.3f}", flush=True)
 
 
-def defaults_regression() -> dict[str, float]:
+#: candidate rules of r="auto": members over a grid, the prediction from the members' running squared errors
+#: on the labels (L_j <- discount·L_j + (label − ŷ_j)²): "leader" (the smallest L_j) or "ewa" (the members'
+#: predictions weighted by exp(−c·(L_j − min L)/(min L / t)), a scale-free exponentially weighted average)
+AUTO_GRIDS = {"half decades 10^-2..10^4": [round(10.0 ** (e / 2), 6) for e in range(-4, 9)],
+              "half decades 10^0.5..10^4": [round(10.0 ** (e / 2), 6) for e in range(1, 9)],
+              "quarter decades 10^-2..10^4": R_GRID}
+AUTO_RULES = [("leader", d) for d in (1.0, 0.9995, 0.999, 0.998, 0.995, 0.99, 0.98)] + \
+             [("ewa", c) for c in (0.5, 2.0, 8.0)]
+
+
+def member_predictions(rs, rule, X, y, ch, sim_seed: int):
+    """Each fixed-r member's prediction a round (rows in order, one label a round drawn as nf.simulate does):
+    (P (n, members), labels (n,))."""
+    from noisyfeedback.kernels.regression import ors_coef, row_dot  # the kernels' own update
+    from noisyfeedback.simulate import simulation_streams
+    from numba import njit
+
+    @njit(cache=False)
+    def run(W, rs, X, y, v, z, rule, P):
+        d = X.shape[1]
+        idx = np.arange(d)
+        lab = np.empty(1)
+        for s in range(X.shape[0]):
+            val = X[s]
+            lab[0] = y[s] + np.sqrt(v[s]) * z[s]
+            for j in range(W.shape[0]):
+                yh = row_dot(W[j], idx, val, d)
+                P[s, j] = yh
+                c, ok = ors_coef(val, d, yh, lab, 1, v[s], y[s], rule, True, rs[j], 0.0)
+                for q in range(d):
+                    W[j, q] += c * val[q]
+
+    n = len(y)
+    v = np.ascontiguousarray(ch.variance_at(np.arange(n)), dtype=np.float64)
+    z = simulation_streams(sim_seed)[1].standard_normal(n)
+    rs = np.asarray(rs, dtype=np.float64)
+    P = np.empty((n, len(rs)))
+    run(np.zeros((len(rs), X.shape[1])), rs, np.ascontiguousarray(X, dtype=np.float64), y, v, z, rule, P)
+    return P, y + np.sqrt(v) * z
+
+
+def auto_rule_mse(P, labels, y, kind: str, par: float) -> float:
+    """Online MSE (against the clean y) of a rule over the members' predictions P."""
+    n, m = P.shape
+    E = (labels[:, None] - P) ** 2
+    if kind == "leader":
+        loss = np.zeros(m)
+        lead = np.empty(n, dtype=np.int64)
+        for s in range(n):
+            lead[s] = int(np.argmin(loss))
+            loss = par * loss + E[s]
+        yhat = P[np.arange(n), lead]
+    else:
+        C = np.vstack([np.zeros(m), np.cumsum(E, axis=0)[:-1]])
+        Lmin = C.min(axis=1, keepdims=True)
+        scale = np.maximum(Lmin / np.maximum(np.arange(n), 1)[:, None], 1e-300)
+        wts = np.exp(-par * (C - Lmin) / scale)
+        yhat = (wts * P).sum(axis=1) / wts.sum(axis=1)
+    return float(np.mean((yhat - y) ** 2))
+
+
+def regression_auto_rules(rows: list[dict]) -> None:
+    """The choice of r="auto"'s grid and rule on the tuning sequences (data seed 999) at both sizes: each rule's
+    online MSE over the best fixed r of R_GRID on the same sequence."""
+    from noisyfeedback.learners.regression.ors import SCALINGS
+
+    import pandas as pd
+
+    codes = {"NLMS": SCALINGS["none"], "ORS": SCALINGS["one_sample_pred"]}
+    for sizes_name, sizes in (("quick", QUICK_SIZES), ("full", FULL_SIZES)):
+        for label, X, y, ch in regression_settings(999, 998, sizes):
+            for name, code in codes.items():
+                P, labels = member_predictions(R_GRID, code, X, y, ch, 997)
+                best = float(((P - y[:, None]) ** 2).mean(axis=0).min())
+                for gname, grid in AUTO_GRIDS.items():
+                    cols = [R_GRID.index(r) for r in grid]
+                    for kind, par in AUTO_RULES:
+                        mse = auto_rule_mse(P[:, cols], labels, y, kind, par)
+                        rows.append({"part": f"auto {sizes_name}", "learner": name, "setting": label, "grid": gname,
+                                     "rule": f"{kind} {par:g}", "mse": mse, "best_fixed": best, "ratio": mse / best})
+            print(f"auto rules {sizes_name} {label} done", flush=True)
+    df = pd.DataFrame(rows)
+    summary = df.groupby(["grid", "rule"])["ratio"].agg(worst="max", mean="mean").reset_index()
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(summary.sort_values(["worst", "mean"]).round(3).to_string(index=False))
+
+
+def defaults_regression() -> dict[str, float | str]:
     """r of ``NLMS()`` and ``ORS()`` as shipped (the ``full`` check measures the defaults, not a new choice)."""
     return {"NLMS": nf.NLMS().r, "ORS": nf.ORS().r}
 
 
 def cli_noise(rows: list[dict], chosen: dict[str, float]) -> None:
-    """NLMS vs ORS on the CLI's default data (ors_synthetic) at several constant noise variances."""
+    """NLMS vs ORS (their defaults: ``chosen``) on the CLI's default data (ors_synthetic) at several constant
+    noise variances."""
     X, y = ors_synthetic(n_samples=10_000, seed=0)
     for v in (0.0, 0.5, 1.0, 2.0, 5.0):
         ch = nf.feedback.GaussianNoise(v)
@@ -269,7 +367,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
     ap.add_argument("--out", default="tune_defaults.csv")
     ap.add_argument("--only", choices=("regression", "teachers", "regression-full", "teachers-full",
-                                               "regression-grid"), default=None,
+                                               "regression-grid", "regression-auto"), default=None,
                     help="the *-full parts check the shipped defaults at the full reproductions' sizes")
     ap.add_argument("--seeds", type=int, default=3, help="report seeds of regression-full")
     ap.add_argument("--splits", type=int, default=1, help="random half splits per class pair of teachers-full")
@@ -280,6 +378,8 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     if args.only == "regression-grid":
         regression_grid_both_sizes(rows)
+    if args.only == "regression-auto":
+        regression_auto_rules(rows)
     if args.only == "regression-full":
         check_regression(rows, defaults_regression(), tuple(range(args.seeds)), FULL_SIZES, part="full")
     if args.only == "teachers-full":
@@ -288,7 +388,7 @@ def main(argv=None) -> int:
         pd.DataFrame(grid).groupby(["part", "dataset", "lam", "eps"])["error"].agg(
             mean_error="mean", problems="count").reset_index().to_csv(
             os.path.splitext(args.out)[0] + "_grid.csv", index=False)
-    if args.only in ("regression-full", "teachers-full", "regression-grid"):
+    if args.only in ("regression-full", "teachers-full", "regression-grid", "regression-auto"):
         df = pd.DataFrame(rows)
         df.to_csv(args.out, index=False)
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):

@@ -261,6 +261,37 @@ def ors_run(w, X, Y, variance, y_clean, scaling, known, r, beta=1.0, budget=None
     return w, np.array(used), a
 
 
+def ors_auto_run(W, loss, rs, X, Y, variance, y_clean, scaling, known, beta=1.0, discount=0.9995, budget=None,
+                 strategy=None, a=1.0, horizon=None, u=None):
+    """r = "auto": one member a row of W (its r in ``rs``), each an ``ors_step``; the round's prediction is
+    the leader's (the smallest running loss, the first of equal ones), which also decides a budget round's
+    labels; then every member updates from them and loss_j ← discount·loss_j + (mean label − ŷ_j)².
+    Returns (W, loss, predictions, labels used per row, a)."""
+    W = np.array(W, dtype=float)
+    loss = np.array(loss, dtype=float)
+    preds, used = [], []
+    spent = 0
+    for t in range(X.shape[0]):
+        x = np.asarray(X[t], dtype=float)
+        yhats = W @ x
+        lead = int(np.flatnonzero(loss == loss.min())[0])
+        if budget is None:
+            n = Y.shape[1]
+        else:
+            n = budget_labels(strategy, Y[t, 0], yhats[lead], u[t], budget, t, spent, a, horizon)
+        spent += n
+        m = float(np.mean(Y[t, :n]))
+        for j in range(W.shape[0]):
+            W[j], _, _ = ors_step(W[j], x, Y[t, :n], variance[t], y_clean[t], scaling, known, rs[j], beta)
+        loss = discount * loss + (m - yhats) ** 2
+        preds.append(yhats[lead])
+        used.append(n)
+        if strategy == "auto_self_tuned" and budget is not None and (t + 1) % 100 == 0:
+            rate = spent / (t + 1)
+            a = a * 2 if rate > 0.95 * budget else (a / 2 if rate < 0.95 * budget else a)
+    return W, loss, np.array(preds), np.array(used), a
+
+
 # ------------------------------------------------ teachers (Dekel & Shamir 2009)
 def signed_margins(X, w, y):
     """y_i ⟨x_i, w⟩."""

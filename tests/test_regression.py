@@ -177,6 +177,94 @@ def test_budget_decisions_match_reference_twin(strategy, budget):
         assert learner.labels_ == n + int(np.floor(n * p)) * (k - 1) <= budget * n
 
 
+AUTO_RULES = [("none", "known"), ("beta", "known"), ("opt", "known"), ("one_sample_pred", "known"),
+              ("one_sample_pred", "unknown"), ("two_samples", "unknown")]
+
+
+@pytest.mark.parametrize("scaling,variance", AUTO_RULES)
+@pytest.mark.parametrize("n_labels", [1, 3])
+def test_auto_learn_matches_reference_twin(rng, scaling, variance, n_labels):
+    """r="auto" against its twin on edge cases: zero rows first (every member predicts 0: a tie, the first
+    member leads), noise-free rows (v = 0), a zero row later, CSR input, state carried over two calls."""
+    from noisyfeedback.learners.regression._base import AUTO_DISCOUNT, AUTO_R_GRID
+
+    if scaling == "two_samples":
+        n_labels = max(n_labels, 2)
+    n, d = 90, 6
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.3] = 0.0
+    X[:3] = 0.0
+    X[40] = 0.0
+    y_clean = X @ rng.normal(size=d)
+    v = rng.uniform(0, 2, size=n)
+    v[::7] = 0.0
+    Y = y_clean[:, None] + np.sqrt(v)[:, None] * rng.normal(size=(n, n_labels))
+    learner = nf.ORS("auto", scaling=scaling, variance=variance, beta=1.5)
+    learner.learn(X[:3], Y[:3], variance=v[:3], y_clean=y_clean[:3])
+    assert learner.r_ == AUTO_R_GRID[0] and np.all(learner.member_loss_ == learner.member_loss_[0])  # the tie
+    learner.learn(X[3:45], Y[3:45], variance=v[3:45], y_clean=y_clean[3:45])
+    learner.learn(sp.csr_matrix(X[45:]), Y[45:], variance=v[45:], y_clean=y_clean[45:])
+    m = len(AUTO_R_GRID)
+    W, loss, preds, used, _ = ref.ors_auto_run(np.zeros((m, d)), np.zeros(m), AUTO_R_GRID, X, Y, v, y_clean,
+                                               scaling, variance == "known", beta=1.5, discount=AUTO_DISCOUNT)
+    np.testing.assert_allclose(learner.member_w_, W, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+    np.testing.assert_allclose(learner.member_loss_, loss, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+    lead = int(np.argmin(loss))
+    assert learner.r_ == AUTO_R_GRID[lead]
+    np.testing.assert_array_equal(learner.w_, learner.member_w_[lead])
+    assert learner.labels_ == used.sum() == n * n_labels and learner.rounds_ == n
+    # each member is the fixed-r learner bit for bit
+    for j in (0, lead, m - 1):
+        fixed = nf.ORS(float(AUTO_R_GRID[j]), scaling=scaling, variance=variance, beta=1.5)
+        fixed.learn(X[:3], Y[:3], variance=v[:3], y_clean=y_clean[:3])
+        fixed.learn(X[3:45], Y[3:45], variance=v[3:45], y_clean=y_clean[3:45])
+        fixed.learn(sp.csr_matrix(X[45:]), Y[45:], variance=v[45:], y_clean=y_clean[45:])
+        np.testing.assert_array_equal(learner.member_w_[j], fixed.w_)
+
+
+def test_auto_predictions_are_the_leaders_round_by_round(rng):
+    """simulate's per-round error under r="auto" is that of the twin's leader prediction."""
+    from noisyfeedback.learners.regression._base import AUTO_DISCOUNT, AUTO_R_GRID
+
+    n, d = 400, 4
+    X = rng.normal(size=(n, d))
+    y = X @ rng.normal(size=d)
+    ch = GaussianNoise.uniform(3.0, n, seed=2)
+    learner = nf.NLMS()
+    trace = nf.simulate(learner, X, y, ch, n_rounds=n, seed=1, shuffle=False, checkpoints=np.arange(1, n + 1))
+    _, rng_feedback, _ = simulation_streams(1)
+    v = ch.variance_at(np.arange(n))
+    Y = (y + np.sqrt(v) * rng_feedback.standard_normal(n))[:, None]
+    m = len(AUTO_R_GRID)
+    _, _, preds, _, _ = ref.ors_auto_run(np.zeros((m, d)), np.zeros(m), AUTO_R_GRID, X, Y, v, y, "none", True,
+                                         discount=AUTO_DISCOUNT)
+    np.testing.assert_allclose(trace.curve, np.cumsum((preds - y) ** 2) / np.arange(1, n + 1), rtol=1e-10)
+
+
+@pytest.mark.parametrize("strategy", ["const", "auto", "auto_self_tuned"])
+def test_auto_budget_decisions_match_reference_twin(strategy):
+    """With a budget the leader's prediction decides the round's labels; every member uses them."""
+    from noisyfeedback.learners.regression._base import AUTO_DISCOUNT, AUTO_R_GRID
+
+    rng = np.random.default_rng(3)
+    n, d, budget = 450, 3, 1.5
+    X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    y_clean = X @ np.array([1.0, -2.0, 0.5])
+    Y = y_clean[:, None] + rng.integers(-2, 3, size=(n, 2))
+    v = np.ones(n)
+    learner = nf.ORS(scaling="one_sample_pred", variance="unknown", budget=budget, strategy=strategy, a=0.5,
+                     seed=4).learn(X, Y, variance=v)
+    u = nf.base.make_rng(4).random(n)
+    m = len(AUTO_R_GRID)
+    W, loss, _, used, a = ref.ors_auto_run(np.zeros((m, d)), np.zeros(m), AUTO_R_GRID, X, Y, v, y_clean,
+                                           "one_sample_pred", False, discount=AUTO_DISCOUNT, budget=budget,
+                                           strategy=strategy, a=0.5, u=u)
+    assert learner.labels_ == used.sum() < 2 * n
+    np.testing.assert_allclose(learner.member_w_, W, rtol=1e-9, atol=1e-9)
+    if strategy == "auto_self_tuned":
+        assert learner.a_ == a
+
+
 def test_dense_and_csr_identical(synthetic):
     X, y = synthetic
     X = X.copy()
@@ -209,6 +297,10 @@ def test_predict_is_w_dot_x(synthetic):
          lambda n: GaussianNoise.decreasing(5.0, n)),
         (lambda: nf.ORS(0.5, budget=1.5, strategy="const", seed=3), lambda n: GaussianNoise.uniform(5.0, n, seed=1)),
         (lambda: nf.ORS(0.5, budget=2.0, strategy="begin", horizon=700, seed=3), lambda n: GaussianNoise(2.0)),
+        (lambda: nf.NLMS(), lambda n: GaussianNoise.uniform(2.0, n, seed=0)),
+        (lambda: nf.ORS(), lambda n: GaussianNoise.increasing(5.0, n)),
+        (lambda: nf.ORS(variance="unknown", budget=2.5, strategy="auto_self_tuned"),
+         lambda n: GaussianNoise.decreasing(5.0, n)),
     ],
 )
 def test_compiled_simulate_equals_python_loop(synthetic, make, channel):

@@ -114,7 +114,9 @@ def test_noiseless_simulation_with_variance_zero_learns_exactly():
     lambda: nf.NLMS(r=1.0),
     lambda: nf.ORS(r=1.0, scaling="one_sample_pred", variance="unknown", budget=1.5, seed=0),
     lambda: nf.ORS(r=1.0, scaling="beta"),
-], ids=["wrls", "wrls-budget", "nlms", "ors-budget", "ors-beta"])
+    lambda: nf.NLMS(),
+    lambda: nf.ORS(variance="unknown", budget=1.5, seed=0),
+], ids=["wrls", "wrls-budget", "nlms", "ors-budget", "ors-beta", "nlms-auto", "ors-auto-budget"])
 @pytest.mark.parametrize("hostile", ["huge_x", "huge_y", "overflowing_norm"])
 def test_a_row_that_would_make_the_state_non_finite_is_refused(make, hostile):
     rng = np.random.default_rng(4)

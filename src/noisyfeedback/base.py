@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -57,6 +57,46 @@ class Tags:
     batch: bool = False
     servable: bool = False
 
+
+
+class NonFiniteUpdate(ValueError):
+    """A learning step refused because it would make the learned state non-finite; ``row`` is its index
+    (the rows before it are learned, it and the rows after it are not)."""
+
+    def __init__(self, message: str, row: int):
+        super().__init__(message)
+        self.row = row
+
+
+#: parameter types compared by value as they are (the common case, kept cheap)
+_PLAIN = frozenset((type(None), bool, int, float, str))
+
+
+def _frozen(value: Any) -> Any:
+    """A comparable stand-in for a parameter value (see :meth:`Learner._params_key`)."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes, np.generic)):
+        return (type(value), value)
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return (dict, tuple((k, _frozen(v)) for k, v in value.items()))
+    return (object, _Same(value))
+
+
+class _Same:
+    """Equal only to a wrapper of the very same object (which it keeps alive, so its id is not reused)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @functools.lru_cache(maxsize=None)
@@ -141,7 +181,41 @@ class Learner:
             parts.append(f"{name}={_short_repr(value)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
+    def _params_key(self) -> tuple:
+        """A value that changes whenever a parameter does (numbers and strings by value, arrays and lists
+        by content, other objects by identity): validation is skipped while it equals the last key that
+        validated, so a learner called one row at a time (the service) checks its parameters once."""
+        key = []
+        for name in _param_names(type(self)):
+            value = getattr(self, name)
+            kind = type(value)
+            key.append((kind, value) if kind in _PLAIN else _frozen(value))
+        return tuple(key)
+
+    def _params_unchanged(self) -> bool:
+        """True when the parameters are those of the last successful validation (see :meth:`_params_key`)."""
+        return self.__dict__.get("_validated_key") == self._params_key()
+
+    def _params_validated(self) -> None:
+        """Record that the current parameters passed validation (and drop what was derived from others)."""
+        self.__dict__["_validated_key"] = self._params_key()
+        self.__dict__["_derived"] = {}
+
+    def _derived_from_params(self, name: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` (a pure function of the parameters, e.g. the flip rates as arrays), computed once
+        while the parameters stay those last validated; never to be modified by the caller."""
+        cache = self.__dict__.get("_derived")
+        if cache is None or not self._params_unchanged():
+            return compute()
+        if name not in cache:
+            cache[name] = compute()
+        return cache[name]
+
     def _validate_params(self) -> None:
+        """Check every parameter, unless none changed since the last check passed (every entry point
+        validates: parameters may have been set since fitting; a service calls them once a request)."""
+        if self._params_unchanged():
+            return
         owner = type(self).__name__
         constraints = dict(self._parameter_constraints)
         if "seed" in self._get_param_names():
@@ -149,6 +223,7 @@ class Learner:
         for name, constraint in constraints.items():
             check_param(name, getattr(self, name), constraint, owner)
         self._check_params()
+        self._params_validated()
 
     def _check_params(self) -> None:
         """Joint checks between parameters (e.g. rho0 + rho1 < 1); subclasses override."""

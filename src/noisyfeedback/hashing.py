@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import mmh3
 import numpy as np
@@ -74,11 +74,8 @@ def interaction_index(h1: int, h2: int, bits: int) -> int:
     return ((h1 * FNV_PRIME) ^ h2) & ((1 << bits) - 1)
 
 
-def _number(v: Any, where: str) -> float:
-    x = float(v)
-    if not math.isfinite(x):
-        raise ValueError(f"{where}: feature values must be finite; got {v!r}.")
-    return x
+#: feature values of these exact types are added as they are (the common case, checked first)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def normalise_features(features: Any, where: str = "features") -> dict[str, dict[str, float]]:
@@ -91,11 +88,12 @@ def normalise_features(features: Any, where: str = "features") -> dict[str, dict
             for ns, feats in normalise_features(part, f"{where}[{i}]").items():
                 out.setdefault(ns, {}).update(feats)
         return out
-    if not isinstance(features, Mapping):
+    if type(features) is not dict and not isinstance(features, Mapping):
         raise TypeError(f"{where} must be a dict of namespaces (or a list of such dicts); got "
                         f"{type(features).__name__}.")
 
-    def put(ns: str, name: str, value: Any, at: str) -> None:
+    def put(ns: str, name: str, value: Any, at: Callable[[], str]) -> None:
+        """Add one feature; ``at()`` names it in an error (built only then)."""
         if value is None or value is False:
             return
         if value is True:
@@ -103,30 +101,35 @@ def normalise_features(features: Any, where: str = "features") -> dict[str, dict
         elif isinstance(value, str):
             out.setdefault(ns, {})[name + value] = 1.0
         elif isinstance(value, (int, float, np.integer, np.floating)):
-            out.setdefault(ns, {})[name] = _number(value, at)
+            x = float(value)
+            if not math.isfinite(x):
+                raise ValueError(f"{at()}: feature values must be finite; got {value!r}.")
+            out.setdefault(ns, {})[name] = x
         else:
-            raise TypeError(f"{at}: a feature value must be a number, a string or a boolean; got "
+            raise TypeError(f"{at()}: a feature value must be a number, a string or a boolean; got "
                             f"{type(value).__name__}.")
 
     for key, value in features.items():
         key = str(key)
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             for name, v in value.items():
-                if isinstance(v, Mapping):  # deeper nesting: a namespace of its own (as VW's JSON)
+                if type(v) in _SCALARS:
+                    put(key, str(name), v, lambda name=name: f"{where}[{key!r}][{name!r}]")
+                elif type(v) is dict or isinstance(v, Mapping):  # deeper nesting: a namespace of its own
                     for ns, feats in normalise_features({str(name): v}, f"{where}[{key!r}]").items():
                         out.setdefault(ns, {}).update(feats)
                 elif isinstance(v, (list, tuple)):
                     for i, item in enumerate(v):
                         put(key, f"{name}{i}" if not isinstance(item, str) else str(name), item,
-                            f"{where}[{key!r}][{name!r}][{i}]")
+                            lambda name=name, i=i: f"{where}[{key!r}][{name!r}][{i}]")
                 else:
-                    put(key, str(name), v, f"{where}[{key!r}][{name!r}]")
+                    put(key, str(name), v, lambda name=name: f"{where}[{key!r}][{name!r}]")
         elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       for v in value):
             for i, v in enumerate(value):  # a dense array of numbers: features key0, key1, ...
-                put(DEFAULT_NAMESPACE, f"{key}{i}", v, f"{where}[{key!r}][{i}]")
+                put(DEFAULT_NAMESPACE, f"{key}{i}", v, lambda i=i: f"{where}[{key!r}][{i}]")
         else:
-            put(DEFAULT_NAMESPACE, key, value, f"{where}[{key!r}]")
+            put(DEFAULT_NAMESPACE, key, value, lambda: f"{where}[{key!r}]")
     return out
 
 
@@ -182,11 +185,13 @@ class FeatureHasher:
     ([0, 2, 3], ('user',))
     """
 
-    def __init__(self, namespaces: Iterable[str] = ()):
+    def __init__(self, namespaces: Iterable[str] = (), hashes: dict | None = None):
         self._names: list[str] = list(namespaces)
         self._ids = {n: i for i, n in enumerate(self._names)}
         self._ns_hash: dict[str, int] = {}
-        self._cache: dict[tuple[int, str], int] = {}
+        #: feature hashes by (namespace hash, name): a dict that may be shared between hashers (a service
+        #: keeps one across requests; hashes never change, so sharing changes no bit)
+        self._cache: dict[tuple[int, str], int] = {} if hashes is None else hashes
 
     @property
     def namespaces(self) -> tuple[str, ...]:

@@ -93,21 +93,25 @@ def scaling_alpha(v, e2, r, sq):
 
 
 @njit(cache=True)
-def ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
-    """Update w from the first ``nlab`` labels in ``lab``; ``v1`` the known variance of one label,
-    ``yc`` the clean target (RULE_OPT only). Returns False (and changes nothing) when the round
-    would make w non-finite, else True."""
+def label_mean(lab, nlab):
+    """The mean of the first ``nlab`` labels, ỹ_1 + Σ_{j>1}(ỹ_j − ỹ_1)/nlab (equal labels: exactly ỹ_1)."""
+    l0 = lab[0]
+    if nlab == 1:
+        return l0
+    acc = 0.0
+    for j in range(1, nlab):
+        acc += lab[j] - l0
+    return l0 + acc / nlab
+
+
+@njit(cache=True)
+def ors_coef(val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
+    """The step of one update, w += coef·x, from the first ``nlab`` labels in ``lab`` (see
+    :func:`ors_update`). Returns (coef, ok); not ok: the error, ‖x‖² or coef is not finite."""
     sq = 0.0
     for p in range(nnz):
         sq += val[p] * val[p]
-    l0 = lab[0]
-    if nlab == 1:
-        m = l0
-    else:
-        acc = 0.0
-        for j in range(1, nlab):
-            acc += lab[j] - l0
-        m = l0 + acc / nlab
+    m = label_mean(lab, nlab)
     err = m - yhat
     if rule == RULE_NONE:
         alpha = 1.0
@@ -133,11 +137,27 @@ def ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
                 e = err
             alpha = scaling_alpha(v, e * e, r, sq)
     coef = alpha * err / (r + alpha * sq)
-    if not (np.isfinite(err) and np.isfinite(sq) and np.isfinite(coef)):
-        return False
+    ok = np.isfinite(err) and np.isfinite(sq) and np.isfinite(coef)
+    return coef, ok
+
+
+@njit(cache=True)
+def step_is_finite(w, idx, val, nnz, coef):
+    """Whether every w_i + coef·x_i of the row is finite."""
     for p in range(nnz):
         if not np.isfinite(w[idx[p]] + coef * val[p]):
             return False
+    return True
+
+
+@njit(cache=True)
+def ors_update(w, idx, val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
+    """Update w from the first ``nlab`` labels in ``lab``; ``v1`` the known variance of one label,
+    ``yc`` the clean target (RULE_OPT only). Returns False (and changes nothing) when the round
+    would make w non-finite, else True."""
+    coef, ok = ors_coef(val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta)
+    if not ok or not step_is_finite(w, idx, val, nnz, coef):
+        return False
     for p in range(nnz):
         w[idx[p]] += coef * val[p]
     return True
@@ -247,6 +267,114 @@ def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, 
         us = u[s] if has_u else 0.0
         yhat, nlab, spent, a, ok = ors_round(w, idx, val, nnz, lab, kmax, v[s], yi, us,
                                              rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
+        if not ok:
+            return t, spent, a, s
+        diff = yhat - yi
+        sqerr[s] = diff * diff
+        out_nlab[s] = nlab
+        t += 1
+    return t, spent, a, -1
+
+
+# ------------------------------------------------------------------ r = "auto"
+# Several members, one per r of a grid (rows of W, rs), learn from the same rows and labels, each by the
+# fixed-r update above. The prediction of a round is the leader's: the member whose running squared error
+# on the labels, loss_j ← discount·loss_j + (m − ŷ_j)² (m: the mean of the round's labels, ŷ_j its prediction
+# before its update), is smallest so far; ties go to the first member. The leader's ŷ also decides a budget
+# round's labels, which every member then uses.
+
+
+@njit(cache=True)
+def auto_leader(loss):
+    """Index of the smallest running loss (the first of equal ones)."""
+    best = 0
+    for j in range(1, loss.shape[0]):
+        if loss[j] < loss[best]:
+            best = j
+    return best
+
+
+@njit(cache=True)
+def ors_auto_round(W, rs, loss, yhats, coefs, idx, val, nnz, lab, ncols, v1, yc, u, rule, known, beta,
+                   strategy, budget, k, p, n_begin, t, spent, a, discount):
+    """One round of every member: the leader's ŷ, the round's labels, each member's fixed-r update and the
+    running losses. Returns (ŷ, nlab, spent, a, ok); a round that is not ok (some member's update, or its
+    loss, would not be finite) changes nothing."""
+    n_members = W.shape[0]
+    for j in range(n_members):
+        yhats[j] = row_dot(W[j], idx, val, nnz)
+    yhat = yhats[auto_leader(loss)]
+    if strategy == STRATEGY_ALL:
+        nlab = ncols
+    else:
+        nlab = n_labels_for_round(lab[0], yhat, u, strategy, budget, k, p, n_begin, t, spent, a)
+    m = label_mean(lab, nlab)
+    for j in range(n_members):
+        coef, ok = ors_coef(val, nnz, yhats[j], lab, nlab, v1, yc, rule, known, rs[j], beta)
+        e = m - yhats[j]
+        if not ok or not np.isfinite(discount * loss[j] + e * e) or not step_is_finite(W[j], idx, val, nnz, coef):
+            return yhat, nlab, spent, a, False
+        coefs[j] = coef
+    for j in range(n_members):
+        wj = W[j]
+        c = coefs[j]
+        for q in range(nnz):
+            wj[idx[q]] += c * val[q]
+        e = m - yhats[j]
+        loss[j] = discount * loss[j] + e * e
+    spent += nlab
+    if strategy == STRATEGY_AUTO_TUNED:
+        a = tune_a(spent, t, budget, a)
+    return yhat, nlab, spent, a, True
+
+
+@njit(cache=True)
+def ors_auto_learn(W, rs, loss, Xd, indptr, indices, data, sparse, Y, variance, y_clean, u, rule, known, beta,
+                   strategy, budget, k, p, n_begin, t, spent, a, discount, out_nlab):
+    """:func:`ors_learn` for r = "auto" (members W, rs, running losses ``loss``)."""
+    n = Y.shape[0]
+    ncols = Y.shape[1]
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    yhats = np.empty(W.shape[0], np.float64)
+    coefs = np.empty(W.shape[0], np.float64)
+    has_u = u.shape[0] > 0
+    for i in range(n):
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        ui = u[i] if has_u else 0.0
+        yhat, nlab, spent, a, ok = ors_auto_round(W, rs, loss, yhats, coefs, idx, val, nnz, Y[i], ncols,
+                                                  variance[i], y_clean[i], ui, rule, known, beta, strategy,
+                                                  budget, k, p, n_begin, t, spent, a, discount)
+        if not ok:
+            return t, spent, a, i
+        out_nlab[i] = nlab
+        t += 1
+    return t, spent, a, -1
+
+
+@njit(cache=True)
+def ors_auto_simulate(W, rs, loss, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, rule, known,
+                      beta, strategy, budget, k, p, n_begin, t, spent, a, discount, sqerr, out_nlab):
+    """:func:`ors_simulate` for r = "auto": sqerr[s] = (ŷ − y)² of the leader's prediction."""
+    d = W.shape[1]
+    idx = np.empty(d, np.int64)
+    val = np.empty(d, np.float64)
+    lab = np.empty(kmax, np.float64)
+    yhats = np.empty(W.shape[0], np.float64)
+    coefs = np.empty(W.shape[0], np.float64)
+    has_u = u.shape[0] > 0
+    for s in range(order.shape[0]):
+        i = order[s]
+        nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
+        yi = y[i]
+        sd = np.sqrt(v[s])
+        for j in range(kmax):
+            lab[j] = yi + sd * z[s * kmax + j]
+        us = u[s] if has_u else 0.0
+        yhat, nlab, spent, a, ok = ors_auto_round(W, rs, loss, yhats, coefs, idx, val, nnz, lab, kmax, v[s], yi,
+                                                  us, rule, known, beta, strategy, budget, k, p, n_begin, t,
+                                                  spent, a, discount)
         if not ok:
             return t, spent, a, s
         diff = yhat - yi

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from .._rows import CodedRows
 from .._state import Array
 from .._validation import Integer, check_labels, check_memory, check_X
-from ..base import Learner, make_rng
+from ..base import Learner, NonFiniteUpdate, make_rng
 from ..kernels.linear import predict_rows, score_rows
 
 _EMPTY_F = np.zeros((0, 0))
@@ -94,12 +94,6 @@ def finite_scale_rows(X):
     return X
 
 
-class NonFiniteUpdate(ValueError):
-    """A learning step refused because it would make the learned state non-finite; ``row`` is its index."""
-
-    def __init__(self, message: str, row: int):
-        super().__init__(message)
-        self.row = row
 
 
 def _as_binary(rewards):
@@ -271,8 +265,12 @@ class LinearClassifier(Learner):
             "not.", lo)
 
     def _validate_params(self) -> None:
+        """Check every parameter, unless none changed since the last check passed (every entry point
+        validates: parameters may have been set since fitting; a service calls them once a request)."""
         from .._validation import check_param
 
+        if self._params_unchanged():
+            return
         for name, c in self._base_constraints.items():
             check_param(name, getattr(self, name), c, type(self).__name__)
         super()._validate_params()

@@ -185,6 +185,10 @@ class CatalogueEngine(Engine):
     :class:`~.engine.Engine`'s."""
 
     catalogue = True
+    #: feature hashes kept between requests (by namespace hash and name), cleared beyond this many
+    MAX_HASHES = 200_000
+    #: one call a reward: a reward of a recent event is learned from the very rounds it was ranked with
+    LEARN_IN_ONE_CALL = False
 
     def _fresh(self):
         learner = make_catalogue_learner(self.cfg)
@@ -225,6 +229,7 @@ class CatalogueEngine(Engine):
         self._pending_answers: dict[str, tuple[str, asyncio.Future]] = {}
         self._recent: OrderedDict[bytes, tuple[CandidateRounds, np.ndarray]] = OrderedDict()
         self._recent_bytes = 0
+        self._hashes: dict[tuple[int, str], int] = {}
         super()._recover()
         self.n_slots = int(self.conf["n_slots"])
         self.stats.setdefault("deferred", 0)
@@ -285,7 +290,9 @@ class CatalogueEngine(Engine):
         allowed = [i for i, a in enumerate(ids) if a not in out]
         if not allowed:
             raise ServiceError(422, "every action is excluded.", "excluded_actions")
-        hasher = FeatureHasher()
+        if len(self._hashes) > self.MAX_HASHES:  # feature strings are unbounded (ids, prices as text)
+            self._hashes.clear()
+        hasher = FeatureHasher(hashes=self._hashes)
         try:
             rounds = CandidateRounds.from_features([list(context_features or [])],
                                                    [[actions[i].get("features") or [] for i in allowed]],

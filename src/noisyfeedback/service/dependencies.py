@@ -22,7 +22,7 @@ subscription_key = APIKeyHeader(name="Ocp-Apim-Subscription-Key", auto_error=Fal
                                 description="The same API key, in the header Personalizer clients send.")
 
 
-def get_engine(request: Request) -> Engine:
+async def get_engine(request: Request) -> Engine:
     return request.app.state.engine
 
 

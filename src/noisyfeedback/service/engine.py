@@ -212,6 +212,9 @@ class Engine:
 
     #: whether the service ranks actions described by features (:class:`~.catalogue.CatalogueEngine`)
     catalogue = False
+    #: learn the rewards of one commit in one call (the numeric learners refuse a non-finite step by
+    #: themselves, naming the row: :meth:`_learn_guarded`); else one call a reward
+    LEARN_IN_ONE_CALL = True
 
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
         cfg.check()
@@ -485,11 +488,34 @@ class Engine:
                 self._learned_upto = row[0]
         return refused
 
+    def _learn_guarded(self, rows: list[tuple], refused: list[int]) -> list[tuple]:
+        """Learn the rows in one call to a learner that refuses a non-finite step by itself
+        (:class:`~noisyfeedback.base.NonFiniteUpdate`: the rows before it learned, that row
+        not, the state as after them), going on after each refused row; the same model as one call a
+        row. Returns the rows left to learn one by one (after any other refusal, which names no row)."""
+        while rows:
+            try:
+                self.learner.learn(*self._arrays(rows))
+            except base.NonFiniteUpdate as exc:
+                if exc.row:
+                    self.model_version = rows[exc.row - 1][0]
+                log.warning("reward seq %d refused: %s", rows[exc.row][0], exc)
+                refused.append(rows[exc.row][0])
+                rows = rows[exc.row + 1:]
+                continue
+            except ValueError:  # refused by a check before anything was learned: row by row
+                return rows
+            self.model_version = rows[-1][0]
+            return []
+        return rows
+
     def _learn_live(self, rows: list[tuple]) -> list[int]:
         """Learn newly committed rewards in seq order, one row per call (a row the learner refuses with
         ``ValueError`` is rolled back by it); if the state is not finite afterwards the model is rebuilt
         from the log. Returns the refused seqs."""
         refused = []
+        if len(rows) > 1 and self.LEARN_IN_ONE_CALL:
+            rows = self._learn_guarded(rows, refused)
         for row in rows:
             try:
                 self.learner.learn(*self._arrays([row]))

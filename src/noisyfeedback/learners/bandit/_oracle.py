@@ -216,7 +216,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             if getattr(self, "rate_state_", None) is not None and self.rate_state_[0] == 1:
                 return self.rate_estimates_[0], self.rate_estimates_[1]
             return np.zeros(1), np.zeros(1)
-        return rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        return self._derived_from_params(
+            "rates", lambda: rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes))
 
     # ------------------------------------------------------ estimated rates
     def _estimate_rates(self) -> None:

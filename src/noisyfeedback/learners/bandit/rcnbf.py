@@ -65,7 +65,8 @@ class RCNBF(Banditron):
     def _h(self):
         """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1): floats, or arrays of one per action when the
         rates differ between actions (equal per-action rates give the floats of the one pair, bit for bit)."""
-        r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
+        r0, r1 = self._derived_from_params(
+            "rates", lambda: rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes))
         if r0.shape[0] == 1:
             return self._estimate(float(r0[0]), float(r1[0]))
         return self._estimate(r0, r1)

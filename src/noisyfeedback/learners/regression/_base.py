@@ -8,15 +8,38 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._state import Array
-from ..._validation import Integer, check_X
+from ..._validation import Integer, Interval, OneOf, Options, check_X
 from ...base import Learner, Tags, make_rng
-from ...kernels.regression import RULE_NONE, STRATEGY_ALL, ors_learn, ors_simulate, regression_predict
+from ...kernels.regression import (RULE_NONE, STRATEGY_ALL, auto_leader, ors_auto_learn, ors_auto_simulate,
+                                   ors_learn, ors_simulate, regression_predict)
 from ...kernels.rls import STATUS_NONFINITE
 from .._linear import kernel_view
 
-__all__ = ["LinearRegressor", "check_targets"]
+__all__ = ["LinearRegressor", "check_targets", "AUTO_R_GRID", "AUTO_DISCOUNT"]
 
 _EMPTY = np.zeros(0)
+
+#: the members of ``r="auto"``: r = 10^-2 … 10^4 in half decades (13 members), covering the best r of every
+#: setting of the moroshko reproduction at its quick and full sizes (benchmarks/tune_defaults.py)
+AUTO_R_GRID: np.ndarray = np.array([round(10.0 ** (e / 2), 6) for e in range(-4, 9)])
+#: the running loss of a member forgets at this rate a round (a memory of about 2,000 rounds), chosen on the
+#: moroshko tuning sequences (benchmarks/tune_defaults.py --only regression-auto)
+AUTO_DISCOUNT: float = 0.9995
+
+#: the constraint of ``r`` with ``"auto"`` (NLMS, ORS)
+R_CONSTRAINT = OneOf((Options(("auto",)), Interval(0, None, closed="neither")))
+
+#: the learned state of ``r="auto"``: the grid, each member's weights and running loss (``w_`` is the leader's)
+AUTO_STATE: dict = {
+    "r_grid_": Array(("m",)),
+    "member_w_": Array(("m", "d")),
+    "member_loss_": Array(("m",)),
+}
+
+
+def auto_optional_state(p: dict) -> tuple:
+    """A fitted learner with a numeric r holds no members (and model files saved before r="auto" have none)."""
+    return () if p.get("r") == "auto" else tuple(AUTO_STATE)
 
 
 def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2d: bool = False) -> np.ndarray:
@@ -128,7 +151,11 @@ class LinearRegressor(Learner):
 
     def _config(self) -> tuple:
         """(rule, known, r, beta, strategy, budget, k, p, n_begin) for the kernels."""
-        return RULE_NONE, True, float(self.r), 0.0, STRATEGY_ALL, 0.0, 1, 0.0, 0
+        return RULE_NONE, True, self._r_number(), 0.0, STRATEGY_ALL, 0.0, 1, 0.0, 0
+
+    def _r_number(self) -> float:
+        """r as a float for the fixed-r kernels (NaN with r="auto": those kernels are not used then)."""
+        return float("nan") if self._auto else float(self.r)
 
     def _tuning_state(self) -> float:
         return 1.0
@@ -145,9 +172,37 @@ class LinearRegressor(Learner):
             self.rounds_ = 0
             self.labels_ = 0
             self._set_tuning_state(self._tuning_state())
+        if self._auto and not hasattr(self, "member_w_"):  # fresh, or r set to "auto" after learning: members
+            self.r_grid_ = AUTO_R_GRID.copy()                  # start from the weights learned so far
+            self.member_w_ = np.tile(self.w_, (self.r_grid_.shape[0], 1))
+            self.member_loss_ = np.zeros(self.r_grid_.shape[0])
+        elif not self._auto and hasattr(self, "member_w_"):  # r set to a number: w_ (the leader's) goes on alone
+            for name in AUTO_STATE:
+                delattr(self, name)
         if self.draws_per_round and not hasattr(self, "rng_"):
             seed = getattr(self, "seed", None)
             self.rng_ = make_rng(seed if seed is not None else seed_fallback)
+
+    @property
+    def _auto(self) -> bool:
+        """Whether r is "auto" (members over AUTO_R_GRID, the leader predicts)."""
+        r = getattr(self, "r", None)
+        return isinstance(r, str) and r == "auto"
+
+    @property
+    def r_(self) -> float:
+        """The r in use: with ``r="auto"`` the leader's (the member of smallest running loss, which predicts
+        the next round), else ``r``. Absent before learning."""
+        if not hasattr(self, "w_"):
+            raise AttributeError(f"{type(self).__name__} has not learned yet: no r_.")
+        if hasattr(self, "member_loss_") and self._auto:
+            return float(self.r_grid_[auto_leader(self.member_loss_)])
+        return float(self.r)
+
+    def _sync_leader(self) -> None:
+        """w_ ← the leader's weights (r="auto"), so predict and model files read the leader."""
+        if self._auto:
+            self.w_ = self.member_w_[auto_leader(self.member_loss_)].copy()
 
     @property
     def n_features_(self) -> int:
@@ -229,9 +284,16 @@ class LinearRegressor(Learner):
         u = self.rng_.random(n * self.draws_per_round) if self.draws_per_round else _EMPTY
         out_nlab = np.empty(n, dtype=np.int64)
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a, bad = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
-                                     strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
-                                     float(self._tuning_state()), out_nlab)
+        if self._auto:
+            t, spent, a, bad = ors_auto_learn(self.member_w_, self.r_grid_, self.member_loss_, *kernel_view(X), Y,
+                                              v, yc, u, rule, known, beta, strategy, B, k, p, n_begin,
+                                              int(self.rounds_), int(self.labels_), float(self._tuning_state()),
+                                              AUTO_DISCOUNT, out_nlab)
+            self._sync_leader()
+        else:
+            t, spent, a, bad = ors_learn(self.w_, *kernel_view(X), Y, v, yc, u, rule, known, r, beta,
+                                         strategy, B, k, p, n_begin, int(self.rounds_), int(self.labels_),
+                                         float(self._tuning_state()), out_nlab)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
         if bad >= 0:
@@ -295,10 +357,18 @@ class LinearRegressor(Learner):
     def _simulate_targets(self, X, y, order, u_learner, variances, normals, sqerr, n_labels) -> None:
         """Run rounds ``order`` in the compiled loop (see ``nf.simulate``); writes sqerr and n_labels."""
         rule, known, r, beta, strategy, B, k, p, n_begin = self._config()
-        t, spent, a, bad = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals,
-                                        self.labels_per_round, u_learner, rule, known, r, beta, strategy, B, k, p,
-                                        n_begin, int(self.rounds_), int(self.labels_), float(self._tuning_state()),
-                                        sqerr, n_labels)
+        if self._auto:
+            t, spent, a, bad = ors_auto_simulate(self.member_w_, self.r_grid_, self.member_loss_, *kernel_view(X), y,
+                                                 order, variances, normals, self.labels_per_round, u_learner, rule,
+                                                 known, beta, strategy, B, k, p, n_begin, int(self.rounds_),
+                                                 int(self.labels_), float(self._tuning_state()), AUTO_DISCOUNT,
+                                                 sqerr, n_labels)
+            self._sync_leader()
+        else:
+            t, spent, a, bad = ors_simulate(self.w_, *kernel_view(X), y, order, variances, normals,
+                                            self.labels_per_round, u_learner, rule, known, r, beta, strategy, B, k,
+                                            p, n_begin, int(self.rounds_), int(self.labels_),
+                                            float(self._tuning_state()), sqerr, n_labels)
         self.rounds_, self.labels_ = int(t), int(spent)
         self._set_tuning_state(float(a))
         if bad >= 0:

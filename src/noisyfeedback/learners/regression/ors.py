@@ -13,7 +13,7 @@ from ...kernels.regression import (
     RULE_OPT,
     RULE_TWO_SAMPLES,
 )
-from ._base import LinearRegressor
+from ._base import AUTO_STATE, R_CONSTRAINT, LinearRegressor, auto_optional_state
 from .budget import STRATEGIES, budget_plan
 
 SCALINGS = {
@@ -71,11 +71,14 @@ class ORS(LinearRegressor):
 
     Parameters
     ----------
-    r : float > 0, default 177.827941 (10^2.25)
-        Regularisation of the update. The default was chosen (for the default rule, one_sample_pred
-        with known variance) as NLMS's: on the moroshko tuning sequences, the r of the smallest
-        worst ratio to each setting's best r (1.22), checked on report seeds 0-2 at most 1.19×
-        the best r on the same sequence (``benchmarks/tune_defaults.py``).
+    r : float > 0 or "auto", default "auto"
+        Regularisation of the update. ``"auto"``: one member for each r of ``AUTO_R_GRID`` (10^-2 …
+        10^4 in half decades), each updated exactly as ``ORS(r)`` with the other parameters, on the
+        same rows and labels; the prediction is the leader's, the member of smallest discounted
+        running squared error on the labels, L_j ← 0.9995·L_j + (m − ŷ_j)² (m the mean of the round's
+        labels; ties: the smaller r); ``r_`` is its r, ``w_`` its weights. With a label budget the
+        leader's prediction decides how many labels a round takes, and every member updates from
+        them. See :class:`NLMS` for why and how it was checked (``benchmarks/tune_defaults.py``).
     scaling : str, default "one_sample_pred"
     variance : {"known", "unknown"}, default "known"
     beta : float >= 0, default 1.0
@@ -106,7 +109,7 @@ class ORS(LinearRegressor):
     """
 
     _parameter_constraints = {
-        "r": Interval(0, None, closed="neither"),
+        "r": R_CONSTRAINT,
         "scaling": Options(tuple(SCALINGS)),
         "variance": Options(("known", "unknown")),
         "beta": Interval(0, None),
@@ -116,13 +119,14 @@ class ORS(LinearRegressor):
         "horizon": OneOf((Options((None,)), Integer(1))),
         "seed": AnySeed(),
     }
-    _learned_state = {**LinearRegressor._learned_state, "a_": Interval(0, None, closed="neither")}
-    _test_params = {"r": 1.0, "scaling": "one_sample_pred", "variance": "unknown", "budget": 1.5,
+    _learned_state = {**LinearRegressor._learned_state, "a_": Interval(0, None, closed="neither"), **AUTO_STATE}
+    _optional_state = staticmethod(auto_optional_state)
+    _test_params = {"r": "auto", "scaling": "one_sample_pred", "variance": "unknown", "budget": 1.5,
                     "strategy": "auto", "seed": 0}
 
     def __init__(
         self,
-        r: float = 177.827941,
+        r: float | str = "auto",
         scaling: str = "one_sample_pred",
         variance: str = "known",
         beta: float = 1.0,
@@ -183,7 +187,7 @@ class ORS(LinearRegressor):
 
     def _config(self) -> tuple:
         strategy, B, k, p, n_begin = budget_plan(self.budget, self.strategy, self.horizon)
-        return (SCALINGS[self.scaling], self.variance == "known", float(self.r), float(self.beta),
+        return (SCALINGS[self.scaling], self.variance == "known", self._r_number(), float(self.beta),
                 strategy, B, k, p, n_begin)
 
     def _tuning_state(self) -> float:

@@ -2,7 +2,8 @@
 ``GET /apprentice``, ``GET /metrics``; and ``GET /health``, which needs no key.
 
 ``/rank`` and ``/reward`` read their body as bytes and validate it in one step
-(:func:`~noisyfeedback.service.schemas.parse_body`), the fast path of the hot routes."""
+(:func:`~noisyfeedback.service.schemas.parse_body`), and are :class:`~._direct.DirectRoute`\ s (their
+dependencies, the engine and the key, solved by a direct call): the hot routes."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from fastapi.responses import PlainTextResponse
 from ..dependencies import EngineDep, RankKey
 from ..schemas import FeatureRankRequest, RankRequest, RankResponse, RewardRequest, RewardResponse, parse_body
 from ._common import json_response, raw_body
+from ._direct import DirectRoute
 
 __all__ = ["router"]
 
 router = APIRouter()
+#: the hot routes, /rank and /reward (included in ``router`` below)
+hot = APIRouter(route_class=DirectRoute)
 
 REWARD_LINK = {"Reward": {"operationId": "reward", "description": "Report the reward of the ranked event.",
                           "requestBody": {"event_id": "$response.body#/event_id", "reward": 1}}}
 
 
-@router.post("/rank", response_model=RankResponse, summary="Choose an action for a context", operation_id="rank",
+@hot.post("/rank", response_model=RankResponse, summary="Choose an action for a context", operation_id="rank",
              openapi_extra=raw_body(RankRequest, REWARD_LINK))
 async def rank(request: Request, engine: EngineDep, role: RankKey):
     if engine.catalogue:  # an action-feature service: context_features and actions (its OpenAPI says so)
@@ -33,11 +37,14 @@ async def rank(request: Request, engine: EngineDep, role: RankKey):
     return json_response(await engine.rank(body.context, body.event_id, body.allowed_actions, body.default_action))
 
 
-@router.post("/reward", response_model=RewardResponse, summary="Report the reward of a ranked event",
+@hot.post("/reward", response_model=RewardResponse, summary="Report the reward of a ranked event",
              operation_id="reward", openapi_extra=raw_body(RewardRequest))
 async def reward(request: Request, engine: EngineDep, role: RankKey):
     body = parse_body(RewardRequest, await request.body())
     return json_response(await engine.reward(body.event_id, body.reward, body.timestamp))
+
+
+router.include_router(hot)
 
 
 @router.get("/health", summary="Liveness and the model's version (no key)", operation_id="health")
