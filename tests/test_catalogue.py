@@ -301,6 +301,14 @@ def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
     W = CatalogueSquareCB(seed=0)
     nf.simulate(W, wide, None, None, n_rounds=20, seed=0)
     assert W.oracle_ == "adagrad" and W.ridge_inverse_.shape == (0, 0)
+    # gamma_scale="auto" follows the oracle: 30 with ridge, 10 (the index SquareCB's) with AdaGrad
+    assert L.gamma_scale_in_use() == 30.0 and W.gamma_scale_in_use() == 10.0
+    assert CatalogueSquareCB(gamma_scale=7.0).gamma_scale_in_use() == 7.0
+    adagrad_10 = CatalogueSquareCB(oracle="adagrad", gamma_scale=10.0, seed=0)
+    auto_adagrad = CatalogueSquareCB(oracle="adagrad", seed=0)
+    for learner in (adagrad_10, auto_adagrad):
+        nf.simulate(learner, small, None, None, n_rounds=50, seed=0)
+    np.testing.assert_array_equal(auto_adagrad.weights_, adagrad_10.weights_)
     H = CatalogueSquareCB(features="hashed", bits=10, seed=0)
     nf.simulate(H, small, None, None, n_rounds=20, seed=0)
     assert H.oracle_ == "adagrad"
