@@ -244,7 +244,7 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
 
 def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuffled):
     """Both with oracle="auto" (the default): on digits (d = 64; one-hot, D = 715 weights) both resolve to
-    the ridge oracle, and make the same choices with the same weights as SquareCB over 10,000 rounds. The
+    the ridge oracle, and make the same mistakes with the same weights as SquareCB over 10,000 rounds. The
     catalogue ridge sums φᵀPφ over the whole φ (the index one starts from the intercept's row), so the
     weights agree to rounding, not bit for bit."""
     X, y = digits_shuffled
@@ -258,6 +258,7 @@ def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuff
     assert cat.gamma_scale_in_use() == 30.0
     assert cat.ridge_inverse_.shape == (715, 715)
     assert tc.mistakes == ti.mistakes
+    np.testing.assert_array_equal(tc.curve, ti.curve)  # the same mistakes at every checkpoint
     d = X.shape[1]
     np.testing.assert_allclose(cat.weights_[:d * 10].reshape(d, 10), idx.W_.T, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(cat.weights_[d * 10:d * 10 + 10], idx.intercept_, rtol=1e-9, atol=1e-11)
