@@ -313,6 +313,15 @@ def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
     H = CatalogueSquareCB(features="hashed", bits=10, seed=0)
     nf.simulate(H, small, None, None, n_rounds=20, seed=0)
     assert H.oracle_ == "adagrad"
+    # a doctored file: hashed features with oracle_="ridge" is refused before any D×D matrix is made
+    with np.load(H.save(tmp_path / "hashed.npz"), allow_pickle=False) as data:
+        payload = {k: data[k] for k in data.files}
+    meta = json.loads(str(payload["__metadata__"]))
+    meta["scalars"]["oracle_"] = "ridge"
+    payload["__metadata__"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "hashed_ridge.npz", **payload)
+    with pytest.raises(ValueError, match="oracle_='ridge' needs dense features"):
+        nf.load(tmp_path / "hashed_ridge.npz").decision_function(small.rounds)
     E = CatalogueEpsilonGreedy(seed=0)
     nf.simulate(E, small, None, None, n_rounds=20, seed=0)
     assert E.oracle_ == "ridge"

@@ -251,10 +251,12 @@ class CatalogueOracle(Learner):
         """The oracle in use: ``oracle_`` once fitted ("auto" resolved), the parameter if it was changed since
         (then recorded), else the parameter resolved (a model loaded from a file saved without ``oracle_``)."""
         fitted = getattr(self, "oracle_", None)
-        if fitted is not None and (self.oracle == "auto" or self.oracle == fitted):
-            return fitted
-        self.oracle_ = resolve_catalogue_oracle(self.oracle, self.features, self.weights_.shape[0])
-        return self.oracle_
+        if fitted is None or not (self.oracle == "auto" or self.oracle == fitted):
+            fitted = self.oracle_ = resolve_catalogue_oracle(self.oracle, self.features, self.weights_.shape[0])
+        if fitted == "ridge" and self.features == "hashed":  # only a doctored model file gets here
+            raise ValueError(f"{type(self).__name__}: oracle_='ridge' needs dense features (ridge keeps a D×D "
+                             f"matrix; hashed features have D = 2^bits weights). Got features='hashed'.")
+        return fitted
 
     def _exam_given(self) -> np.ndarray:
         return _EMPTY if self.examination is None else np.asarray(self.examination, dtype=np.float64)
