@@ -1,9 +1,9 @@
 """Rounds per second of ``nf.simulate`` for the catalogue learners: 10 candidates a round, 20 context and
 10 item features (the synthetic ranking stream), dense bilinear with the AdaGrad oracle and hashed into 2^18;
 best of 3 runs, JIT warm-up excluded. The defaults on this stream (``oracle="auto"``: the ridge oracle over
-its D = 231 weights, O(D²) a round) are timed too, on a tenth of the rounds. Optionally VW's ``--cb_explore_adf --squarecb -q`` run natively on the same stream
-written as a VW ADF file (``--vw``), and the index SquareCB on digits in the same run as a yardstick of
-how busy the machine is (``--yardstick``).
+its D = 231 weights, O(D²) a round) are timed too, on a tenth of the rounds. Optionally VW's
+``--cb_explore_adf --squarecb -q`` run natively on the same stream written as a VW ADF file (``--vw``), and
+the index SquareCB on digits in the same run as a yardstick of how busy the machine is (``--yardstick``).
 
     nice -n 10 python benchmarks/catalogue_speed.py --rounds 1000000 --yardstick
 """
@@ -114,8 +114,8 @@ def main(argv=None) -> None:
     stream = nf.datasets.ranking_stream(n_rounds=args.stream_rounds, seed=0, examination=None)
     ch = nf.feedback.NoisyBandit(0.0, 0.0)
     rows = []
-    for label, mk, n in (("dense (bilinear), oracle=\"adagrad\"", lambda: nf.CatalogueSquareCB(oracle="adagrad", seed=0),
-                          args.rounds),
+    for label, mk, n in (("dense (bilinear), oracle=\"adagrad\"",
+                          lambda: nf.CatalogueSquareCB(oracle="adagrad", seed=0), args.rounds),
                          ("hashed 2^18", lambda: nf.CatalogueSquareCB(features="hashed", bits=18, seed=0), args.rounds),
                          ("dense, defaults (oracle=\"auto\": ridge, D = 231)", lambda: nf.CatalogueSquareCB(seed=0),
                           max(args.rounds // 10, 1))):

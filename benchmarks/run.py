@@ -399,7 +399,8 @@ def catalogue_rows(rounds: int, vw_rounds: int) -> list[dict]:
     rows = []
     for key, label in (("dense", "dense, the interaction a bilinear form, oracle=\"adagrad\""),
                        ("hashed", "hashed into 2^18"),
-                       ("dense_default", "dense, defaults (oracle=\"auto\": ridge over D = 231 weights, O(D²) a round)")):
+                       ("dense_default",
+                        "dense, defaults (oracle=\"auto\": ridge over D = 231 weights, O(D²) a round)")):
         wall, cpu = m[key]
         target = ("targets: dense ≥ 500k/s, hashed ≥ 150k/s" if key != "dense_default" else
                   "no target: the second-order oracle the defaults take for small D")
