@@ -36,6 +36,9 @@ reported on the reported seeds; VW's other options keep their defaults.
     nice -n 10 python benchmarks/catalogue_peers.py churn --rounds 200000 --seeds 3
     nice -n 10 python benchmarks/catalogue_peers.py multiclass --dataset letter --data-dir DATA
     nice -n 10 python benchmarks/catalogue_peers.py slots --rounds 50000 --seeds 3
+
+``--ours-only`` runs ours (and the index baseline) without VW: VW's streams, clicks and logs do not depend
+on our learner, so its recorded numbers stand when only our defaults change.
 """
 
 from __future__ import annotations
@@ -77,7 +80,13 @@ def fmt(ms: tuple[float, float], digits: int = 4) -> str:
 
 
 # --------------------------------------------------------------------------- VW
+#: set by ``--ours-only``: VW is not run (its recorded numbers stand where its streams are unchanged)
+SKIP_VW = False
+
+
 def vw_available() -> bool:
+    if SKIP_VW:
+        return False
     if shutil.which("vw"):
         return True
     try:
@@ -231,7 +240,7 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
         mo, mo2, mi = mean_se(o), mean_se(o2), mean_se(ix)
         mv = mean_se(v) if v else None
         lines.append(f"| {flips} | {fmt(mo)} | {fmt(mo2)} | {fmt(mi)} | "
-                     + (f"{fmt(mv)} ({_label(best_cfg)})" if mv else "VW not installed")
+                     + (f"{fmt(mv)} ({_label(best_cfg)})" if mv else ("VW not run" if SKIP_VW else "VW not installed"))
                      + f" | {mo[0] / mi[0]:.3f} | " + (f"{mo[0] / mv[0]:.3f} | {mo2[0] / mv[0]:.3f}" if mv else " | ")
                      + f" | {grid_txt} |")
     return "\n".join(lines) + "\n"
@@ -268,7 +277,7 @@ def multiclass(dataset: str, data_dir, rounds: int | None, seeds: int, workdir: 
               file=sys.stderr, flush=True)
     mo, mv = mean_se(o), (mean_se(v) if v else None)
     return (f"| {dataset} ({X.shape[0]:,} rows, K = {K}) | {rounds:,} | {fmt(mo)} | {fmt(mean_se(og))} | "
-            + (f"{fmt(mv)} ({_label(best_cfg)})" if mv else "VW not installed")
+            + (f"{fmt(mv)} ({_label(best_cfg)})" if mv else ("VW not run" if SKIP_VW else "VW not installed"))
             + " | " + (f"{mo[0] / mv[0]:.3f}" if mv else "") + f" | {grid_txt} |")
 
 
@@ -403,7 +412,7 @@ def slots(rounds: int, seeds: int, workdir: Path, flips=(0.0, 0.0), k: int = 3) 
              "| ours / VW | ours' Spearman | uniform page | best page | VW grid (tuning seed) |",
              "|---|---|---|---|---|---|---|---|",
              f"| {fmt(m['ours'])} | {fmt(m['ours_raw'])} | " + (f"{fmt(mv)} ({_label(best_lr)})" if mv else
-                                                                "VW not installed")
+                                                                ("VW not run" if SKIP_VW else "VW not installed"))
              + " | " + (f"{m['ours'][0] / mv[0]:.3f}" if mv else "") + f" | {fmt(m['rho'], 3)} | {fmt(m['uniform'])}"
              f" | {fmt(m['best'])} | {grid_txt} |", "",
              "Per seed (ours − VW, clicks per page): "
@@ -442,7 +451,10 @@ def main(argv=None) -> None:
     ap.add_argument("--dataset", action="append", help="multiclass data set (letter, mnist)")
     ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"))
     ap.add_argument("--flips", type=float, nargs=2, action="append", help="churn: flip rates (default both)")
+    ap.add_argument("--ours-only", action="store_true", help="run ours (and the index baseline) only, not VW")
     args = ap.parse_args(argv)
+    global SKIP_VW
+    SKIP_VW = args.ours_only
     work = Path(tempfile.mkdtemp(prefix="nf-catalogue-"))
     try:
         if args.what == "churn":

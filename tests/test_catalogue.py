@@ -194,7 +194,8 @@ def test_policy_and_slots_match_reference(cls, k):
     L.n_updates_[0] = 17
     v = L.decision_function(r)
     if cls is CatalogueSquareCB:
-        gamma = L.gamma_scale * np.sqrt(18.0)
+        assert L.gamma_scale == "auto" and L.oracle_ == "ridge"  # D = 5·4 + 4 + 5 + 1 = 30 weights
+        gamma = 30.0 * np.sqrt(18.0)  # γ_scale="auto" with the ridge oracle
         dist = lambda s: ref.igw(s, gamma)  # noqa: E731
     else:
         dist = lambda s: ref.epsilon_greedy(s, L.epsilon)  # noqa: E731
@@ -227,9 +228,11 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
     X, y = digits_shuffled
     stream = multiclass_candidates(X, y, n_classes=10)
     ch = nf.feedback.NoisyBandit(0.2, 0.3)
-    idx = index_cls(10, oracle="adagrad", seed=5, **extra)  # the catalogue learner's default oracle
+    idx = index_cls(10, oracle="adagrad", seed=5, **extra)
     ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
-    cat = cat_cls(linear="item", seed=5, **extra)
+    cat = cat_cls(linear="item", oracle="adagrad", seed=5, **extra)
+    if cat_cls is CatalogueSquareCB:
+        cat.set_params(gamma_scale=10.0)  # the index SquareCB's default
     tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
     d = X.shape[1]
     assert tc.mistakes == ti.mistakes
@@ -239,12 +242,98 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
     assert cat.n_updates_[0] == idx.n_updates_[0] == 10_000
 
 
+def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuffled):
+    """Both with oracle="auto" (the default): on digits (d = 64; one-hot, D = 715 weights) both resolve to
+    the ridge oracle, and make the same mistakes with the same weights as SquareCB over 10,000 rounds. The
+    catalogue ridge sums φᵀPφ over the whole φ (the index one starts from the intercept's row), so the
+    weights agree to rounding, not bit for bit."""
+    X, y = digits_shuffled
+    stream = multiclass_candidates(X, y, n_classes=10)
+    ch = nf.feedback.NoisyBandit(0.2, 0.3)
+    idx = nf.SquareCB(10, gamma_scale=30.0, seed=5)  # the catalogue's "auto" γ_scale with the ridge oracle
+    ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
+    cat = CatalogueSquareCB(linear="item", seed=5)
+    tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
+    assert idx.oracle == cat.oracle == "auto" and idx.oracle_ == cat.oracle_ == "ridge"
+    assert cat.gamma_scale_in_use() == 30.0
+    assert cat.ridge_inverse_.shape == (715, 715)
+    assert tc.mistakes == ti.mistakes
+    np.testing.assert_array_equal(tc.curve, ti.curve)  # the same mistakes at every checkpoint
+    d = X.shape[1]
+    np.testing.assert_allclose(cat.weights_[:d * 10].reshape(d, 10), idx.W_.T, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(cat.weights_[d * 10:d * 10 + 10], idx.intercept_, rtol=1e-9, atol=1e-11)
+    assert not cat.weights_[d * 10 + 10:].any()
+
+
+def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
+    """oracle="auto": ridge for dense features up to AUTO_RIDGE_MAX_WEIGHTS weights, AdaGrad above and for
+    hashed features; the choice is ``oracle_`` and travels in the model file."""
+    from noisyfeedback.learners.catalogue._base import AUTO_RIDGE_MAX_WEIGHTS
+
+    small = ranking_stream(n_rounds=50, context_dim=4, item_dim=3, n_candidates=4, seed=1)
+    L = CatalogueSquareCB(seed=0)
+    nf.simulate(L, small, None, None, n_rounds=50, seed=0)
+    D = 4 * 3 + 3 + 4 + 1
+    assert L.oracle == "auto" and L.oracle_ == "ridge" and L.ridge_inverse_.shape == (D, D)
+    same = CatalogueSquareCB(oracle="ridge", seed=0)
+    nf.simulate(same, small, None, None, n_rounds=50, seed=0)
+    np.testing.assert_array_equal(L.weights_, same.weights_)
+    loaded = nf.load(L.save(tmp_path / "auto.npz"))
+    assert loaded.oracle_ == "ridge"
+    np.testing.assert_array_equal(loaded.ridge_inverse_, L.ridge_inverse_)
+    nf.simulate(L, small, None, None, n_rounds=30, seed=2)
+    nf.simulate(loaded, small, None, None, n_rounds=30, seed=2)
+    np.testing.assert_array_equal(loaded.weights_, L.weights_)
+    # a model file of an "auto" learner must say which oracle it resolved to
+    import json
+
+    with np.load(tmp_path / "auto.npz", allow_pickle=False) as data:
+        payload = {k: data[k] for k in data.files}
+    meta = json.loads(str(payload["__metadata__"]))
+    assert meta["scalars"]["oracle_"] == "ridge"
+    del meta["scalars"]["oracle_"]
+    payload["__metadata__"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "no_oracle.npz", **payload)
+    with pytest.raises(ValueError, match="oracle_"):
+        nf.load(tmp_path / "no_oracle.npz")
+    # above the threshold, and for hashed features: AdaGrad
+    wide = ranking_stream(n_rounds=20, context_dim=40, item_dim=30, n_candidates=3, seed=1)
+    assert 40 * 30 + 30 + 40 + 1 > AUTO_RIDGE_MAX_WEIGHTS
+    W = CatalogueSquareCB(seed=0)
+    nf.simulate(W, wide, None, None, n_rounds=20, seed=0)
+    assert W.oracle_ == "adagrad" and W.ridge_inverse_.shape == (0, 0)
+    # gamma_scale="auto" follows the oracle: 30 with ridge, 10 (the index SquareCB's) with AdaGrad
+    assert L.gamma_scale_in_use() == 30.0 and W.gamma_scale_in_use() == 10.0
+    assert CatalogueSquareCB(gamma_scale=7.0).gamma_scale_in_use() == 7.0
+    adagrad_10 = CatalogueSquareCB(oracle="adagrad", gamma_scale=10.0, seed=0)
+    auto_adagrad = CatalogueSquareCB(oracle="adagrad", seed=0)
+    for learner in (adagrad_10, auto_adagrad):
+        nf.simulate(learner, small, None, None, n_rounds=50, seed=0)
+    np.testing.assert_array_equal(auto_adagrad.weights_, adagrad_10.weights_)
+    H = CatalogueSquareCB(features="hashed", bits=10, seed=0)
+    nf.simulate(H, small, None, None, n_rounds=20, seed=0)
+    assert H.oracle_ == "adagrad"
+    # a doctored file: hashed features with oracle_="ridge" is refused before any D×D matrix is made
+    with np.load(H.save(tmp_path / "hashed.npz"), allow_pickle=False) as data:
+        payload = {k: data[k] for k in data.files}
+    meta = json.loads(str(payload["__metadata__"]))
+    meta["scalars"]["oracle_"] = "ridge"
+    payload["__metadata__"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "hashed_ridge.npz", **payload)
+    with pytest.raises(ValueError, match="oracle_='ridge' needs dense features"):
+        nf.load(tmp_path / "hashed_ridge.npz").decision_function(small.rounds)
+    E = CatalogueEpsilonGreedy(seed=0)
+    nf.simulate(E, small, None, None, n_rounds=20, seed=0)
+    assert E.oracle_ == "ridge"
+
+
 def test_one_hot_candidates_make_the_same_choices(digits_shuffled):
     """The act/learn path, round by round: the same actions and propensities as SquareCB's."""
     X, y = digits_shuffled
     X, y = X[:400], y[:400]
     stream = multiclass_candidates(X, y, n_classes=10)
-    idx, cat = nf.SquareCB(10, oracle="adagrad", seed=3), CatalogueSquareCB(linear="item", seed=3)
+    idx = nf.SquareCB(10, oracle="adagrad", seed=3)
+    cat = CatalogueSquareCB(linear="item", oracle="adagrad", gamma_scale=10.0, seed=3)
     rng = np.random.default_rng(0)
     for t in range(X.shape[0]):
         a_i, p_i = idx.act(X[t:t + 1])
@@ -321,8 +410,10 @@ def ref_flip(f, u, rho0, rho1):
 @pytest.mark.parametrize("params", [
     {}, {"features": "hashed", "bits": 10}, {"n_slots": 3}, {"n_slots": 2, "examination": (1.0, 0.5)},
     {"oracle": "ridge"}, {"oracle": "normalized", "linear": "none"}, {"item_norm": "none"},
-    {"features": "hashed", "bits": 10, "item_norm": "none", "n_slots": 2},
-], ids=["dense", "hashed", "slots-estimated", "slots-given", "ridge", "normalized", "raw-items", "hashed-raw-items"])
+    {"features": "hashed", "bits": 10, "item_norm": "none", "n_slots": 2}, {"oracle": "adagrad"},
+    {"oracle": "adagrad", "n_slots": 3, "item_norm": "unit"},
+], ids=["dense", "hashed", "slots-estimated", "slots-given", "ridge", "normalized", "raw-items", "hashed-raw-items",
+        "adagrad", "adagrad-slots-unit"])
 def test_simulate_equals_the_python_loop(params):
     stream = ranking_stream(n_rounds=150, context_dim=4, item_dim=3, n_candidates=4, seed=2,
                             examination=(1.0, 0.6, 0.35))

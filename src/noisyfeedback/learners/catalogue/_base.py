@@ -16,6 +16,11 @@ hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. `
 linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
 intercepts under one-hot candidates) or "none".
 
+**Oracle** (``oracle="auto"``, the default): the ridge oracle (recursive least squares over all D weights,
+O(D²) a round) for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS``, AdaGrad above and for hashed
+features; resolved at the first round into ``oracle_`` (saved with the model). CatalogueSquareCB's
+``gamma_scale="auto"`` follows it (30 with ridge, 10 otherwise).
+
 **Flipped clicks.** As for the index oracle: with flips that depend neither on the item nor on the
 context, E[f̃ | x, z] = ρ0 + (1 − ρ0 − ρ1)·P(click | x, z) is an increasing affine map of the clean
 click probability, so the regression ranks candidates as a clean one would; flips add variance.
@@ -48,6 +53,26 @@ from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, M
                                   inv_norms)
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
+
+#: ``oracle="auto"`` takes the ridge oracle (recursive least squares over all D weights, O(D²) a round) for
+#: dense features with D = d_c·d_a + d_a + d_c + 1 <= this many weights, AdaGrad above and for hashed features.
+#: Chosen by benchmarks/tune_catalogue.py on tuning data (benchmarks/RESULTS.md, "How the defaults of the
+#: catalogue learners were chosen").
+AUTO_RIDGE_MAX_WEIGHTS = 1024
+
+
+def resolve_catalogue_oracle(oracle: str, features: str, n_weights: int) -> str:
+    """The oracle ``oracle="auto"`` stands for: "ridge" for dense features with at most
+    AUTO_RIDGE_MAX_WEIGHTS weights, else "adagrad"; any other value is itself.
+
+    >>> resolve_catalogue_oracle("auto", "dense", 231), resolve_catalogue_oracle("auto", "dense", 8635)
+    ('ridge', 'adagrad')
+    >>> resolve_catalogue_oracle("auto", "hashed", 2 ** 18), resolve_catalogue_oracle("normalized", "dense", 10)
+    ('adagrad', 'normalized')
+    """
+    if oracle != "auto":
+        return oracle
+    return "ridge" if features == "dense" and n_weights <= AUTO_RIDGE_MAX_WEIGHTS else "adagrad"
 _LINEAR = {"all": LIN_CONTEXT | LIN_ITEM | LIN_BIAS, "item": LIN_ITEM, "none": 0}
 _NO_Q = np.ones((1, 1), np.int8)
 _EMPTY = np.zeros(0)
@@ -98,7 +123,7 @@ class CatalogueOracle(Learner):
     _policy: ClassVar[int] = 0
     _common_constraints: ClassVar[dict] = {
         "learning_rate": Interval(0, None, closed="neither"),
-        "oracle": Options(("adagrad", "normalized", "ridge")),
+        "oracle": Options(("auto", "adagrad", "normalized", "ridge")),
         "lam": Interval(0, None, closed="neither"),
         "features": Options(("dense", "hashed")),
         "bits": Integer(1, 30),
@@ -110,15 +135,20 @@ class CatalogueOracle(Learner):
         "seed": AnySeed(),
     }
     _learned_state: ClassVar[dict] = {
+        # the oracle in use ("auto" resolved at the first fit from the features and the number of weights)
+        "oracle_": Options(("adagrad", "normalized", "ridge")),
         "context_dim_": Integer(0),
         "item_dim_": Integer(0),
         "weights_": Array(lambda p: (2 ** p["bits"],) if p.get("features") == "hashed" else ("D",)),
         "sum_sq_grad_": Array(lambda p: (2 ** p["bits"],) if p.get("features") == "hashed" else ("D",)),
-        "ridge_inverse_": Array(lambda p: ("D", "D") if p.get("oracle") == "ridge" else (0, 0)),
+        "ridge_inverse_": Array(lambda p: ("D", "D") if p.get("oracle_", p.get("oracle")) == "ridge" else (0, 0)),
         "n_updates_": Array((1,), dtype="int64"),
         "exam_clicks_": Array(("n_slots",)),
         "exam_scores_": Array(("n_slots",)),
     }
+    #: model files saved before ``oracle_`` existed (an explicit oracle) still load: without it the oracle is
+    #: the parameter; a file saved with oracle="auto" always records the oracle it resolved to
+    _optional_state = staticmethod(lambda p: ("oracle_",) if p.get("oracle") != "auto" else ())
 
     # ------------------------------------------------------------ params
     def _check_params(self) -> None:
@@ -172,13 +202,15 @@ class CatalogueOracle(Learner):
             self._validate_params()
             d_c, d_a = dims if dims is not None else self._dims(rounds)
             D = self._n_weights(d_c, d_a)
-            check_memory(16.0 * D + (8.0 * D * D if self.oracle == "ridge" else 0.0),
+            oracle = resolve_catalogue_oracle(self.oracle, self.features, D)
+            check_memory(16.0 * D + (8.0 * D * D if oracle == "ridge" else 0.0),
                          f"{type(self).__name__} weights ({D})")
+            self.oracle_ = oracle
             self.context_dim_ = int(d_c)
             self.item_dim_ = int(d_a)
             self.weights_ = np.zeros(D)
             self.sum_sq_grad_ = np.zeros(D)
-            self.ridge_inverse_ = (np.eye(D) / float(self.lam)) if self.oracle == "ridge" else np.zeros((0, 0))
+            self.ridge_inverse_ = (np.eye(D) / float(self.lam)) if oracle == "ridge" else np.zeros((0, 0))
             self.n_updates_ = np.zeros(1, np.int64)
             self.exam_clicks_ = np.zeros(int(self.n_slots))
             self.exam_scores_ = np.zeros(int(self.n_slots))
@@ -208,11 +240,23 @@ class CatalogueOracle(Learner):
         if self.weights_.shape != (D,) or self.sum_sq_grad_.shape != (D,):
             raise ValueError(f"{type(self).__name__}: weights_ has {self.weights_.shape[0]} entries; "
                              f"context_dim_={self.context_dim_}, item_dim_={self.item_dim_} need {D}.")
-        want = (D, D) if self.oracle == "ridge" else (0, 0)
+        ridge = self._oracle() == "ridge"
+        want = (D, D) if ridge else (0, 0)
         if self.ridge_inverse_.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
-            self.ridge_inverse_ = np.eye(D) / float(self.lam) if self.oracle == "ridge" else np.zeros((0, 0))
+            self.ridge_inverse_ = np.eye(D) / float(self.lam) if ridge else np.zeros((0, 0))
         mode = MODE_HASHED if self.features == "hashed" else MODE_DENSE
         return mode, _LINEAR[self.linear], self.context_dim_, self.item_dim_, (2 ** int(self.bits) - 1)
+
+    def _oracle(self) -> str:
+        """The oracle in use: ``oracle_`` once fitted ("auto" resolved), the parameter if it was changed since
+        (then recorded), else the parameter resolved (a model loaded from a file saved without ``oracle_``)."""
+        fitted = getattr(self, "oracle_", None)
+        if fitted is None or not (self.oracle == "auto" or self.oracle == fitted):
+            fitted = self.oracle_ = resolve_catalogue_oracle(self.oracle, self.features, self.weights_.shape[0])
+        if fitted == "ridge" and self.features == "hashed":  # only a doctored model file gets here
+            raise ValueError(f"{type(self).__name__}: oracle_='ridge' needs dense features (ridge keeps a D×D "
+                             f"matrix; hashed features have D = 2^bits weights). Got features='hashed'.")
+        return fitted
 
     def _exam_given(self) -> np.ndarray:
         return _EMPTY if self.examination is None else np.asarray(self.examination, dtype=np.float64)
@@ -345,7 +389,7 @@ class CatalogueOracle(Learner):
         a, f = self._check_logged(rounds, actions, feedback, propensities)
         mode, lin, d_c, d_a, mask = self._state()
         c, av, Q = self._views(rounds)
-        cat_learn(mode, _ORACLES[self.oracle], lin, self.weights_, self.sum_sq_grad_, self.ridge_inverse_,
+        cat_learn(mode, _ORACLES[self._oracle()], lin, self.weights_, self.sum_sq_grad_, self.ridge_inverse_,
                   self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_, d_c, d_a, mask, Q, *c,
                   *av, rounds.offsets, a, f, float(self.learning_rate))
         return self
@@ -372,7 +416,7 @@ class CatalogueOracle(Learner):
         c, a, Q = self._views(rounds)
         explore, expo = self._explore()
         k = int(self.n_slots)
-        cat_simulate(mode, _ORACLES[self.oracle], self._policy, lin, self.weights_, self.sum_sq_grad_,
+        cat_simulate(mode, _ORACLES[self._oracle()], self._policy, lin, self.weights_, self.sum_sq_grad_,
                      self.ridge_inverse_, self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_,
                      d_c, d_a, mask, Q, *c, *a, rounds.offsets, rows, stream.rewards, stream.examination_for(k), k,
                      explore, expo, float(self.learning_rate), rho0, rho1, u_learner, u_flip, u_click, mistakes,

@@ -14,8 +14,9 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
     several slots, slot s the same over the candidates not yet placed. The model, oracles, slots and
     parameters are :class:`CatalogueSquareCB`'s (see ``_base.py``); ``epsilon`` replaces γ.
 
-    With one-hot candidates, ``linear="item"`` and dense features this is :class:`~noisyfeedback.EpsilonGreedy`
-    (m = 1) bit for bit (tested).
+    With one-hot candidates, ``linear="item"``, dense features and the same oracle this is
+    :class:`~noisyfeedback.EpsilonGreedy` (m = 1), bit for bit with AdaGrad (tested). ``oracle="auto"``
+    (default): ridge for dense features with at most 1,024 weights, else AdaGrad (:class:`CatalogueSquareCB`).
 
     References
     ----------
@@ -26,7 +27,7 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
     _parameter_constraints = {**CatalogueOracle._common_constraints, "epsilon": Interval(0, 1, closed="right")}
     _test_params = {"n_slots": 2, "seed": 0}
 
-    def __init__(self, epsilon: float = 0.05, learning_rate: float = 0.05, oracle: str = "adagrad", lam: float = 1.0,
+    def __init__(self, epsilon: float = 0.05, learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0,
                  features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all", item_norm: str = "none",
                  n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0,
                  seed: int | None = None):

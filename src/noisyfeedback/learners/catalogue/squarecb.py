@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from ..._validation import Interval
+from ..._validation import Interval, OneOf, Options
 from ...kernels.catalogue import POLICY_IGW
 from ._base import CatalogueOracle
+
+#: ``gamma_scale="auto"``: γ_scale by the oracle in use. AdaGrad (and NLMS) take the index SquareCB's 10; the
+#: ridge oracle 30 — its fit is the least-squares solution of every round so far (logarithmic regret, where a
+#: gradient step's is of order √T), and SquareCB's γ ∝ √(n·T / oracle regret) grows as the oracle's regret
+#: shrinks. Chosen by benchmarks/tune_catalogue.py on tuning data (benchmarks/RESULTS.md, "How the defaults
+#: of the catalogue learners were chosen").
+AUTO_GAMMA_SCALE = {"adagrad": 10.0, "normalized": 10.0, "ridge": 30.0}
 
 
 class CatalogueSquareCB(CatalogueOracle):
@@ -17,17 +24,27 @@ class CatalogueSquareCB(CatalogueOracle):
 
         p(r) = 1 / (n + γ_t·(f_ŷ − f_r))  for r ≠ ŷ,    p(ŷ) = 1 − Σ_{r≠ŷ} p(r).
 
-    With one-hot candidates (z = e_a, all K every round), ``linear="item"`` and dense features this is
-    :class:`~noisyfeedback.SquareCB`: the same choices and weights, bit for bit (M = Wᵀ, w_a = b; tested).
+    With one-hot candidates (z = e_a, all K every round), ``linear="item"``, dense features and the same
+    γ_scale and oracle this is :class:`~noisyfeedback.SquareCB`: the same choices and weights, bit for bit
+    with AdaGrad (M = Wᵀ, w_a = b), to rounding with the ridge oracle (tested). ``oracle="auto"`` resolves
+    alike in both on such data (ridge for digits: d = 64, D = 715); the default γ_scale differs (30 here
+    with ridge, 10 there).
 
     Parameters
     ----------
-    gamma_scale, gamma_exponent : float
-        γ_t = gamma_scale·(t+1)^gamma_exponent (SquareCB's defaults).
+    gamma_scale : float >= 0 or "auto"
+        γ_t = gamma_scale·(t+1)^gamma_exponent. "auto" (default): 30 with the ridge oracle, 10 (the index
+        SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``; see :meth:`gamma_scale_in_use`).
+    gamma_exponent : float in [0, 1]
+        (SquareCB's default 0.5: VW's schedule.)
     learning_rate : float > 0
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
-    oracle : {"adagrad", "normalized", "ridge"}
-        "ridge" (dense features, small d_c·d_a): recursive least squares over all weights, O(D²) a round.
+    oracle : {"auto", "adagrad", "normalized", "ridge"}
+        "ridge" (dense features only): recursive least squares over all D = d_c·d_a + d_a + d_c + 1 weights —
+        after every round the ridge solution of all rounds so far — at O(D²) memory and time a round.
+        "auto" (default): "ridge" for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS`` (1,024), "adagrad"
+        above and for hashed features; the choice is ``oracle_`` after the first fit and is saved with the
+        model.
     lam : float > 0
         Ridge penalty of ``oracle="ridge"``.
     features : {"dense", "hashed"}
@@ -61,6 +78,8 @@ class CatalogueSquareCB(CatalogueOracle):
     True
     >>> float(learner.action_probabilities(stream.rounds[:1]).sum().round(12))
     1.0
+    >>> learner.oracle_, learner.gamma_scale_in_use()  # 20 × 10 features: D = 231 weights
+    ('ridge', 30.0)
 
     References
     ----------
@@ -71,13 +90,13 @@ class CatalogueSquareCB(CatalogueOracle):
     _policy = POLICY_IGW
     _parameter_constraints = {
         **CatalogueOracle._common_constraints,
-        "gamma_scale": Interval(0, None, closed="left"),
+        "gamma_scale": OneOf((Interval(0, None, closed="left"), Options(("auto",)))),
         "gamma_exponent": Interval(0, 1, closed="both"),
     }
     _test_params = {"seed": 0}
 
-    def __init__(self, gamma_scale: float = 10.0, gamma_exponent: float = 0.5, learning_rate: float = 0.05,
-                 oracle: str = "adagrad", lam: float = 1.0, features: str = "dense", bits: int = 18,
+    def __init__(self, gamma_scale: float | str = "auto", gamma_exponent: float = 0.5, learning_rate: float = 0.05,
+                 oracle: str = "auto", lam: float = 1.0, features: str = "dense", bits: int = 18,
                  interactions: tuple | None = None, linear: str = "all", item_norm: str = "none", n_slots: int = 1,
                  examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0, seed: int | None = None):
         self.gamma_scale = gamma_scale
@@ -96,5 +115,14 @@ class CatalogueSquareCB(CatalogueOracle):
         self.rho1 = rho1
         self.seed = seed
 
+    def gamma_scale_in_use(self) -> float:
+        """γ_scale of the policy: the parameter, or for "auto" ``AUTO_GAMMA_SCALE`` of the oracle in use
+        (``oracle_`` once fitted; before any round, with oracle="auto", AdaGrad's: the oracle is resolved from
+        the sizes of the features at the first round)."""
+        if self.gamma_scale != "auto":
+            return float(self.gamma_scale)
+        oracle = self._oracle() if hasattr(self, "weights_") else self.oracle
+        return AUTO_GAMMA_SCALE.get(oracle, AUTO_GAMMA_SCALE["adagrad"])
+
     def _explore(self) -> tuple[float, float]:
-        return float(self.gamma_scale), float(self.gamma_exponent)
+        return self.gamma_scale_in_use(), float(self.gamma_exponent)
