@@ -12,10 +12,13 @@ from ..dependencies import EngineDep, RankKey
 from ..engine import ServiceError
 from ..schemas import MultislotRankRequest, SlotRewardRequest, parse_body
 from ._common import json_response, raw_body
+from ._direct import DirectRoute
 
-__all__ = ["router", "rank_args", "EventPath"]
+__all__ = ["router", "hot", "rank_args", "EventPath"]
 
 router = APIRouter()
+#: the multi-slot rank and reward: hot routes, which the app puts on its own router (see ``create_app``)
+hot = APIRouter(route_class=DirectRoute)
 
 #: an event id in a path: what a client may choose, or the service's own ("ev~12")
 EventPath = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:~\-]+$")]
@@ -37,7 +40,7 @@ def need_catalogue(engine) -> None:
                                 "features, slots and activation need `serve --action-features`.", "path")
 
 
-@router.post("/rank/multislot", summary="Choose one action per slot (action features)", operation_id="rank_multislot",
+@hot.post("/rank/multislot", summary="Choose one action per slot (action features)", operation_id="rank_multislot",
              openapi_extra=raw_body(MultislotRankRequest))
 async def rank_multislot(request: Request, engine: EngineDep, role: RankKey):
     need_catalogue(engine)
@@ -45,7 +48,7 @@ async def rank_multislot(request: Request, engine: EngineDep, role: RankKey):
     return json_response(await engine.rank_features(**rank_args(body, slots=True)))
 
 
-@router.post("/reward/multislot", summary="Report the rewards of a multi-slot event, per slot",
+@hot.post("/reward/multislot", summary="Report the rewards of a multi-slot event, per slot",
              operation_id="reward_multislot", openapi_extra=raw_body(SlotRewardRequest))
 async def reward_multislot(request: Request, engine: EngineDep, role: RankKey):
     need_catalogue(engine)

@@ -18,7 +18,7 @@ from ._direct import DirectRoute
 __all__ = ["router"]
 
 router = APIRouter()
-#: the hot routes, /rank and /reward (included in ``router`` below)
+#: the hot routes, /rank and /reward: the app puts them on its own router, first (see ``create_app``)
 hot = APIRouter(route_class=DirectRoute)
 
 REWARD_LINK = {"Reward": {"operationId": "reward", "description": "Report the reward of the ranked event.",
@@ -44,7 +44,6 @@ async def reward(request: Request, engine: EngineDep, role: RankKey):
     return json_response(await engine.reward(body.event_id, body.reward, body.timestamp))
 
 
-router.include_router(hot)
 
 
 @router.get("/health", summary="Liveness and the model's version (no key)", operation_id="health")
