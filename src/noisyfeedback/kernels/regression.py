@@ -245,6 +245,14 @@ def ors_learn(w, Xd, indptr, indices, data, sparse, Y, variance, y_clean, u, rul
     return t, spent, a, -1
 
 
+@njit(cache=True, inline="always")
+def gaussian_labels(lab, yi, vs, z, start, kmax):
+    """A round's kmax noisy labels as GaussianNoise.respond draws them: lab[j] = y + √v·z[start + j]."""
+    sd = np.sqrt(vs)
+    for j in range(kmax):
+        lab[j] = yi + sd * z[start + j]
+
+
 @njit(cache=True)
 def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, rule, known, r, beta,
                  strategy, budget, k, p, n_begin, t, spent, a, sqerr, out_nlab):
@@ -261,9 +269,7 @@ def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, 
         i = order[s]
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         yi = y[i]
-        sd = np.sqrt(v[s])
-        for j in range(kmax):
-            lab[j] = yi + sd * z[s * kmax + j]
+        gaussian_labels(lab, yi, v[s], z, s * kmax, kmax)
         us = u[s] if has_u else 0.0
         yhat, nlab, spent, a, ok = ors_round(w, idx, val, nnz, lab, kmax, v[s], yi, us,
                                              rule, known, r, beta, strategy, budget, k, p, n_begin, t, spent, a)
@@ -368,9 +374,7 @@ def ors_auto_simulate(W, rs, loss, Xd, indptr, indices, data, sparse, y, order, 
         i = order[s]
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         yi = y[i]
-        sd = np.sqrt(v[s])
-        for j in range(kmax):
-            lab[j] = yi + sd * z[s * kmax + j]
+        gaussian_labels(lab, yi, v[s], z, s * kmax, kmax)
         us = u[s] if has_u else 0.0
         yhat, nlab, spent, a, ok = ors_auto_round(W, rs, loss, yhats, coefs, idx, val, nnz, lab, kmax, v[s], yi,
                                                   us, rule, known, beta, strategy, budget, k, p, n_begin, t,

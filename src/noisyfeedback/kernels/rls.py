@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from .linear import fetch_row
-from .regression import STRATEGY_ALL, STRATEGY_AUTO_TUNED, n_labels_for_round, row_dot, tune_a
+from .regression import (STRATEGY_ALL, STRATEGY_AUTO_TUNED, gaussian_labels, n_labels_for_round, row_dot,
+                         tune_a)
 
 VAR_KNOWN = 0
 VAR_NONE = 1
@@ -216,9 +217,7 @@ def rls_simulate(w, P, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, 
         i = order[s]
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
         yi = y[i]
-        sd = np.sqrt(v[s])
-        for j in range(kmax):
-            lab[j] = yi + sd * z[s * kmax + j]
+        gaussian_labels(lab, yi, v[s], z, s * kmax, kmax)
         us = u[s] if has_u else 0.0
         yhat, nlab, spent, a, status = rls_round(w, P, Px, idx, val, nnz, lab, kmax, v[s], us, vmode, shrink,
                                                  vfloor, vstate, strategy, budget, k, p, n_begin, t, spent, a,
