@@ -266,6 +266,42 @@ def test_keys_list_and_revoke_take_effect_on_the_next_request(svc):
     assert bad.exit_code == 2 and "no key" in bad.output and "Traceback" not in bad.output
 
 
+def test_fastapi_telemetry_is_off_unless_a_provider_is_configured(svc, monkeypatch):
+    """FastAPI asks OpenTelemetry for its providers on every request unless told not to; the service tells
+    it not to when none is configured (and leaves it on where one is, or will be at start-up)."""
+    from noisyfeedback.service.app import _telemetry
+
+    app = svc[3]
+    if not hasattr(app, "_native_telemetry"):
+        pytest.skip("this FastAPI has no native telemetry")
+    assert not app._native_telemetry.enabled() and app._telemetry["tracing"] is False
+    monkeypatch.setenv("FASTAPI_OTEL_AUTO_CONFIGURE", "true")
+    assert _telemetry() is None
+
+
+def test_key_roles_are_kept_until_a_key_changes_in_any_process(tmp_path, monkeypatch):
+    """The role of a key seen once is not read again from the log, until another storage of the same log
+    (another process: the CLI) adds or revokes a key; an unknown key is never kept."""
+    from noisyfeedback.service.auth import hash_key
+    from noisyfeedback.service.storage import SQLiteStorage
+
+    db = tmp_path / "k.db"
+    served, cli_side = SQLiteStorage(db), SQLiteStorage(db)
+    h = hash_key("nf_one")
+    cli_side.add_key(h, "rank")
+    reads = []
+    real = served._read_key_role
+    monkeypatch.setattr(served, "_read_key_role", lambda k: reads.append(k) or real(k))
+    assert [served.key_role(h) for _ in range(3)] == ["rank"] * 3 and len(reads) == 1
+    assert served.key_role(hash_key("nf_unknown")) is None and served.key_role(hash_key("nf_unknown")) is None
+    assert len(reads) == 3  # unknown keys are read every time (a key created later must work at once)
+    cli_side.add_key(hash_key("nf_two"), "admin")  # any change drops what was kept
+    assert served.key_role(h) == "rank" and len(reads) == 4
+    assert cli_side.revoke_key(h) == 1
+    assert served.key_role(h) is None
+    served.close(), cli_side.close()
+
+
 # ------------------------------------------------------------------ limits and parsing
 def test_header_size_and_json_nesting_are_limited_before_parsing(svc):
     client, rank, admin, app = svc

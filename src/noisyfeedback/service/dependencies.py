@@ -1,7 +1,8 @@
 """FastAPI dependencies of the HTTP API: the engine of the app, and the API key a route needs.
 
-A key's role is read from the log on every request (no cache), so ``noisyfeedback keys revoke`` takes
-effect on the next request; each use is recorded (at most once a minute per key) for ``keys list``.
+A key's role is kept once seen, and dropped whenever a key is added or revoked (in any process: see
+``SQLiteStorage.key_role``; replicas on PostgreSQL read it on every request), so ``noisyfeedback keys revoke``
+takes effect on the next request; each use is recorded (at most once a minute per key) for ``keys list``.
 """
 
 from __future__ import annotations

@@ -66,6 +66,14 @@ class PostgresStorage(SQLiteStorage):
                 if stmt.strip():
                     con.execute(stmt)
 
+    def key_role(self, key_hash: str) -> str | None:
+        """The role of the key with this hash, read on every call: replicas on other machines share no file
+        that would tell them of a revoked key."""
+        return self._read_key_role(key_hash)
+
+    def _keys_changed(self) -> None:
+        pass
+
     def _con(self):
         con = getattr(self._local, "con", None)
         if con is None:
