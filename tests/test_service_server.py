@@ -236,3 +236,22 @@ def test_a_huge_header_is_refused_while_it_is_read(tmp_path, servers):
     assert time.monotonic() - t0 < 30
     assert httpx.get(server.url + "/health", timeout=5).status_code == 200
     server.stop()
+
+
+def test_serve_freezes_what_start_up_made_out_of_the_collector(monkeypatch):
+    """``serve`` freezes the objects alive at start-up (gc.freeze) before uvicorn runs: a full collection
+    then walks only what requests made, instead of holding every request while it walks the whole process."""
+    import gc
+
+    import uvicorn
+
+    from noisyfeedback.service import server
+
+    seen = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.append((gc.get_freeze_count(), kw["port"])))
+    try:
+        server.run(object(), "127.0.0.1", 1234, 8192)
+    finally:
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()
+    assert seen and seen[0][1] == 1234 and seen[0][0] > 1000 and frozen > 1000
