@@ -264,12 +264,25 @@ def binding_side(values: list[float], chosen: float) -> str | None:
     return "low" if chosen == lo else "high"
 
 
+def _step(grid: list[float]) -> float | None:
+    """The geometric step of a log-spaced grid, (max/min)^(1/(n - 1)); None for a one-value grid."""
+    lo, hi = min(grid), max(grid)
+    return None if len(grid) < 2 or not hi > lo > 0 else (hi / lo) ** (1.0 / (len(grid) - 1))
+
+
+def _next(values: list[float], side: str, factor: float | None) -> float | None:
+    """The next value past ``side`` of ``values`` (> 0, geometric by ``factor``), to 6 significant digits as
+    the paper's grid is written (so 10^-3 is 0.001, not 0.000999997)."""
+    nxt = next_value(values, side, low=0.0, factor=factor)
+    return None if nxt is None else float(f"{nxt:.6g}")
+
+
 def tune_grid(evaluate: Callable[[float, float | None], dict], r_grid: list[float],
               beta_grid: list[float] | None, extend: int = 0) -> list[dict]:
     """The rows ``evaluate(r, β)`` of the paper's grid (r outer, β inner; ``beta_grid`` None: r alone), then
     past a binding edge: while the best row's r (or β) is an edge of every value of that axis tried, the next
-    value past that edge (:func:`~noisyfeedback.lab.grids.next_value`: geometric by the grid's own step at
-    that edge, kept > 0), at most ``extend`` values per axis. A new value of one axis is tried with every
+    value past that edge (:func:`~noisyfeedback.lab.grids.next_value`: geometric by the paper's grid's step,
+    kept > 0, to 6 significant digits), at most ``extend`` values per axis. A new value of one axis is tried with every
     value of the other axis tried so far (a whole line), so the values tried stay a full grid and each axis's
     edge is judged against all of them; r first, and the best is found again after each line. With
     ``extend`` > 0 every row carries ``paper_grid`` (whether it is on the paper's grid); with 0 the rows are
@@ -290,11 +303,12 @@ def tune_grid(evaluate: Callable[[float, float | None], dict], r_grid: list[floa
     for row in rows:
         row["paper_grid"] = True
     added = dict.fromkeys(axes, 0)
+    factor = {name: _step(values) for name, values in axes.items()}
     while True:
         best = _best(rows)
         for name, values in axes.items():
             side = binding_side(values, best[name])
-            nxt = None if side is None or added[name] >= extend else next_value(values, side, low=0.0)
+            nxt = None if side is None or added[name] >= extend else _next(values, side, factor[name])
             if nxt is None or nxt in values:
                 continue
             rows += [{**evaluate(r, b), "paper_grid": False} for r, b in line(name, nxt)]
