@@ -335,7 +335,9 @@ def recommend_section(results: dict, plan: dict):
             "variance it uses ORS's estimates (one label and the prediction, or two labels) and an online "
             "estimate of the variance. Run with `nf.simulate` on the **same** report sequences (data, noise and "
             "simulation seeds) as the paper's variants; the paper's best is the lowest mean MSE among ORS's runnable "
-            "rules of the same panel in this run, r (and β) tuned on the separate tuning sequence. ORS `opt` is "
+            "rules of the same panel in this run, r (and β) tuned on the separate tuning sequence"
+            + (" on the grid extended past a binding edge (Set-up)" if plan.get("extend_grid") else "")
+            + ". ORS `opt` is "
             "not among them: its step reads the clean target (the paper's oracle), so it is shown as a reference "
             "column and not counted. Peers: "
             "noisy-feedback NLMS (the paper's baseline, r tuned)"
