@@ -81,12 +81,80 @@ def test_results_tables_are_written(report):
     budget = pd.read_parquet(res / "budget.parquet")
     assert set(single["variant"]) == set(mo.VARIANTS)
     assert len(single) == len(mo.VARIANTS) * TEST_PLAN["seeds"] * (1 + len(TEST_PLAN["channel"]["Ms"]) + 1)
-    # β tuned jointly with r; the other variants over r only
+    # β tuned jointly with r; the other variants over r only (the paper's grid, then values past its edges)
     beta = tuning[(tuning["variant"] == "beta") & (tuning["kind"] == "single")]
-    assert len(beta) == len(TEST_PLAN["r_grid"]) * len(TEST_PLAN["beta_grid"]) * 4
+    assert beta["paper_grid"].sum() == len(TEST_PLAN["r_grid"]) * len(TEST_PLAN["beta_grid"]) * 4
     # acceptance 2 in the recipe's own runs: auto_self_tuned never above B at any checkpoint
     st = budget[budget["strategy"] == "auto_self_tuned"]
     assert len(st) and (st["max_labels_per_round"] <= st["B"]).all() and (st["labels_rate"] > 1).all()
+
+
+def test_tuning_grids_are_extended_past_a_binding_edge_in_the_recipe(report, markdown):
+    """Every (setting, variant) ends interior or with extend_grid values added past the edge; the grid stays
+    full (every r with every β tried); the reported runs use the extended best."""
+    steps = mo.QUICK_PLAN["extend_grid"]
+    tuning = pd.read_parquet(report.parent / "results" / "tuning.parquet")
+    single = pd.read_parquet(report.parent / "results" / "single_label.parquet")
+    moved = 0
+    for (setting, variant), g in tuning[tuning["kind"] == "single"].groupby(["setting", "variant"]):
+        best = g.loc[g["mse"].idxmin()]
+        paper = g[g["paper_grid"].astype(bool)]
+        assert set(paper["r"]) == set(TEST_PLAN["r_grid"])
+        axes = ["r", "beta"] if variant == "beta" else ["r"]
+        assert len(g) == np.prod([g[a].nunique() for a in axes])  # a full grid
+        for a in axes:
+            values = sorted(g[a].unique())
+            added = len(set(values) - set(paper[a]))
+            assert values[0] < best[a] < values[-1] or added == steps, (setting, variant, a)
+            assert added == 0 or best[a] != paper.loc[paper["mse"].idxmin(), a] or \
+                values[0] < paper.loc[paper["mse"].idxmin(), a] < values[-1] or added == steps
+        moved += int(paper["mse"].min() > best["mse"])
+        ran = single[(single["setting"] == setting) & (single["variant"] == variant)]
+        assert (ran["r"] == best["r"]).all()
+    assert moved > 0  # the test grid is narrow: some edge binds
+    assert "paper grid best" in markdown and f"up to {steps} more values" in markdown
+
+
+def _bowl(r_opt: float, beta_opt: float | None, calls: list):
+    """A synthetic tuning objective with its minimum at (r_opt, beta_opt), quadratic in log10."""
+    def evaluate(r, b):
+        calls.append((r, b))
+        mse = (np.log10(r) - np.log10(r_opt)) ** 2 + (0.0 if b is None else (np.log10(b) - np.log10(beta_opt)) ** 2)
+        return {"r": r, **({} if b is None else {"beta": b}), "mse": float(mse)}
+    return evaluate
+
+
+@pytest.mark.parametrize("r_opt, beta_opt", [(0.003, 4_000.0), (300.0, 0.5), (3.0, 4_000.0), (3.0, None)])
+def test_tuning_extension_stops_at_an_interior_best(r_opt, beta_opt):
+    r_grid, beta_grid = [0.01, 0.1, 1.0, 10.0], [1.0, 10.0, 100.0, 1000.0]
+    calls: list = []
+    rows = mo.tasks.tune_grid(_bowl(r_opt, beta_opt, calls), r_grid, None if beta_opt is None else beta_grid, 4)
+    best, paper = mo.tasks._best(rows), mo.tasks._paper_best(rows)
+    assert len(calls) == len(rows) == len(set(calls))  # every value once
+    r_values = sorted({row["r"] for row in rows})
+    # interior, and the value of the (decade) grid nearest the optimum
+    assert r_values[0] < best["r"] < r_values[-1] and abs(np.log10(best["r"] / r_opt)) <= 0.5
+    assert paper["r"] in r_grid and sum(row["paper_grid"] for row in rows) == len(r_grid) * (
+        1 if beta_opt is None else len(beta_grid))
+    assert len(r_values) - len(r_grid) <= 4 and all(v > 0 for v in r_values)
+    if beta_opt is not None:
+        b_values = sorted({row["beta"] for row in rows})
+        assert b_values[0] < best["beta"] < b_values[-1] and abs(np.log10(best["beta"] / beta_opt)) <= 0.5
+        assert len(rows) == len(r_values) * len(b_values)  # whole lines: a full grid
+    if 0.01 < r_opt < 10.0:  # r interior on the paper's grid: no r added
+        assert r_values == r_grid
+
+
+def test_tuning_extension_is_capped_and_off_without_extend():
+    r_grid = [1.0, 10.0, 100.0]
+    calls: list = []
+    rows = mo.tasks.tune_grid(_bowl(1e-9, None, calls), r_grid, None, 4)
+    values = sorted(row["r"] for row in rows)
+    assert len(values) == 7 and mo.tasks._best(rows)["r"] == values[0]  # still on the edge after 4 values
+    np.testing.assert_allclose(values[:4], [1e-4, 1e-3, 1e-2, 1e-1])
+    assert mo.tasks.binding_side(values, values[0]) == "low"
+    plain = mo.tasks.tune_grid(_bowl(1e-9, None, []), r_grid, None, 0)
+    assert plain == [{"r": r, "mse": row["mse"]} for r, row in zip(r_grid, rows)]  # the paper's grid, as before
 
 
 # ---------------------------------------------------------------- building blocks

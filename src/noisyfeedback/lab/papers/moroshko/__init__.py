@@ -19,7 +19,9 @@ What the paper shows (its Section 4) and what this recipe reruns:
 - Figure 7 — the instantaneous budget and a during an ``auto_self_tuned`` run (B = 1.5).
 
 Every method's r (and β) is tuned on a separate sequence (its own data and noise seeds) as
-the lowest final cumulative MSE over a log grid; the reported runs use fresh seeds. Rows are
+the lowest final cumulative MSE over a log grid; where the best sits on an edge of the grid,
+up to ``extend_grid`` more values per parameter are tried past it (:func:`.tasks.tune_grid`),
+and both bests are kept. The reported runs use the extended best and fresh seeds. Rows are
 visited in their given order (``nf.simulate(..., shuffle=False)``: the signals are time
 series). Its protocol (seeded noise schedules, joint (r, β) selection, a bisection for a, a
 block-wise trace of a) is not a declarative grid: it has its own task kind (:mod:`.tasks`,

@@ -30,6 +30,8 @@ QUICK_PLAN: dict[str, Any] = {
                "peak": 5.0, "floor": 0.05},
     "budget": {"n_samples": 4_000, "M": 5.0, "budgets": [1.5, 2.5], "seeds": 5, "a_steps": 10},
     "self_tuned_budget": 1.5,
+    # values tried past a binding edge of the r (and β) grid, at most, per axis (the grid's own best is kept too)
+    "extend_grid": 4,
     # "What we recommend instead": WeightedRLS (defaults) and the peers on the report sequences of
     # Figures 2, 4 and 5; the peers (pure-Python loops) on the first ``recommend_peer_seeds`` seeds only
     "recommend": True,
@@ -50,6 +52,7 @@ FULL_PLAN: dict[str, Any] = {
     "budget": {"n_samples": 10_000, "M": 5.0, "budgets": [1.2, 1.5, 1.8, 2.2, 2.5, 2.8, 3.5], "seeds": 20,
                "a_steps": 14},
     "self_tuned_budget": 1.5,
+    "extend_grid": 4,
     "recommend": True,
     "recommend_peer_seeds": 5,
     # WeightedRLS costs O(d²) a round: with 1,024 taps only the first seeds of the speech substitute
@@ -124,6 +127,8 @@ def run_all(engine, plan: dict) -> dict[str, Any]:
     B7 = plan["self_tuned_budget"]
     if B7 not in budgets:
         budgets.append(B7)
+    # values past a binding edge (tasks.tune_grid); a plan without it keeps its tasks (and their ids) as they were
+    ext = {"extend": int(plan["extend_grid"])} if plan.get("extend_grid") else {}
     tune_tasks = []
     for st in settings:
         for name in VARIANTS:
@@ -132,7 +137,8 @@ def run_all(engine, plan: dict) -> dict[str, Any]:
                 noise = {"kind": "clean"}
             tune_tasks.append({"op": "tune", "key": ("single", st["setting"], name), "data": data, "noise": noise,
                                "learner": _variant_learner(name), "r_grid": plan["r_grid"],
-                               "beta_grid": plan["beta_grid"], "tune_beta": VARIANTS[name].get("tune_beta", False)})
+                               "beta_grid": plan["beta_grid"], "tune_beta": VARIANTS[name].get("tune_beta", False),
+                               **ext})
     for sched in SCHEDULES:
         for B in budgets:
             for rule in BUDGET_RULES:
@@ -142,7 +148,7 @@ def run_all(engine, plan: dict) -> dict[str, Any]:
                         "data": {"kind": "synthetic", "n_samples": nb, "seed": TUNE_DATA_SEED},
                         "noise": _budget_noise(sched, bud["M"], TUNE_NOISE_SEED),
                         "learner": _with(_budget_learner(rule, strategy, B, nb), seed=TUNE_SIM_SEED),
-                        "r_grid": plan["r_grid"], "budget": B, "a_steps": bud["a_steps"]})
+                        "r_grid": plan["r_grid"], "budget": B, "a_steps": bud["a_steps"], **ext})
     if True:  # the engine's parts: tuning, then the runs with the chosen values
         t0 = time.perf_counter()
         tuned = _map(engine, tune_tasks, "tuning r, β, a")

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ...figures import new_figure
 from ...recipes import Claim, claims_table
-from .tables import budget_pivot
+from .tables import budget_pivot, chosen_frame
 from .tasks import (KNOWN_PANEL, NOISE_SEED_OFFSET, SCHEDULES, STRATEGIES, TUNE_DATA_SEED, TUNE_NOISE_SEED,
                     UNKNOWN_PANEL, VARIANTS)
 
@@ -115,17 +115,45 @@ def fig_trace(traces: dict, B: float):
 
 
 # ================================================================ the recipe
-def _fmt_table(s: pd.DataFrame, r_grid: list[float], beta_grid: list[float]) -> pd.DataFrame:
-    """Rounded for the report; a chosen r or β at an end of its grid is marked with ◂."""
+def _fmt_table(s: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """Rounded for the report; a chosen r or β still on an edge of the values tried is marked with ◂, and
+    where the paper's grid alone chose other values they are shown in a column "paper grid best"."""
     s = s.reset_index(drop=True).copy()
     for c in ("MSE", "MSE sd", "late MSE"):
         s[c] = s[c].map(lambda v: f"{v:.4g}")
     for c in ("ratio to noisy NLMS", "worst seed ratio", "late ratio"):
         s[c] = s[c].map(lambda v: f"{v:.3f}")
-    edge = (lambda v, grid: " ◂" if np.isclose(v, min(grid)) or np.isclose(v, max(grid)) else "")
-    s["r"] = s["r"].map(lambda v: f"{v:g}" + edge(v, r_grid))
-    s["β"] = s["β"].map(lambda v: "" if pd.isna(v) else f"{v:g}" + edge(v, beta_grid))
+    ch = chosen.set_index(["setting", "variant"]).reindex(list(zip(s["setting"], s["variant"])))
+    edge = {name: ch[f"{name} at edge"].fillna(False).astype(bool).to_numpy() for name in ("r", "beta")}
+    s["r"] = [f"{v:g}" + (" ◂" if e else "") for v, e in zip(s["r"], edge["r"])]
+    s["β"] = ["" if pd.isna(v) else f"{v:g}" + (" ◂" if e else "") for v, e in zip(s["β"], edge["beta"])]
+    paper = [_paper_text(row) for _, row in ch.iterrows()]
+    if any(paper):
+        s.insert(int(s.columns.get_loc("β")) + 1, "paper grid best", paper)
     return s.drop(columns=["figure"])
+
+
+def _paper_text(row: pd.Series) -> str:
+    """"r=…, β=…" of the paper's grid's best where it differs from the chosen (extended) values, else ""."""
+    moved = [name for name in ("r", "beta") if not pd.isna(row.get(name)) and row[f"paper {name}"] != row[name]]
+    if not moved:
+        return ""
+    return ", ".join(f"{'β' if name == 'beta' else 'r'}={row[f'paper {name}']:g}" for name in ("r", "beta")
+                     if not pd.isna(row.get(name)))
+
+
+def _extension_text(plan: dict, chosen: pd.DataFrame) -> str:
+    """What the tuning did past a binding edge of its grid (empty when the plan does not extend)."""
+    if not plan.get("extend_grid"):
+        return ""
+    moved = int(sum(_paper_text(row) != "" for _, row in chosen.iterrows()))
+    return (f" Where the best r (or β) sat on an edge of its grid, up to {plan['extend_grid']} more values per "
+            "parameter were tried past that edge (geometrically, by the grid's own step; for 'beta' each new r is "
+            "tried with every β tried so far and each new β with every r, so the values tried stay a full grid) "
+            "until the best was interior; the reported runs, every ratio and the ratios of 'What we recommend "
+            f"instead' use that extended-grid best ({moved} of {len(chosen)} method × setting pairs moved; the "
+            "tables show the paper's grid's own best in a column 'paper grid best' where it differs). ◂ marks a "
+            "chosen value still on an edge of the values tried.")
 
 
 def _gap_table(tun: pd.DataFrame, syn: str) -> pd.DataFrame:
@@ -137,9 +165,9 @@ def _gap_table(tun: pd.DataFrame, syn: str) -> pd.DataFrame:
         h = g[g["variant"] == v]
         best = h.loc[h["mse"].idxmin()]
         gap_rows.append({"variant": v, "its r": f"{best['r']:g}", "its MSE (tuning seq.)": best["mse"],
-                         "NLMS at the same r": float(nl.loc[best["r"]]),
+                         "NLMS at the same r": float(nl.get(best["r"], np.nan)),
                          "NLMS at its own r": float(nl.min()),
-                         "ratio at equal r": best["mse"] / float(nl.loc[best["r"]]),
+                         "ratio at equal r": best["mse"] / float(nl.get(best["r"], np.nan)),
                          "ratio, each tuned": best["mse"] / float(nl.min()),
                          "ratio at r = 1 (both)": float(h[np.isclose(h["r"], 1.0)]["mse"].min() / nl.loc[
                              nl.index[np.isclose(nl.index, 1.0)]].iloc[0]) if np.isclose(nl.index, 1.0).any()
@@ -147,7 +175,8 @@ def _gap_table(tun: pd.DataFrame, syn: str) -> pd.DataFrame:
     return pd.DataFrame(gap_rows)
 
 
-def _setup(plan: dict, quick: bool, elapsed: float, jobs: int, raw: dict, files: list[str]) -> list[str]:
+def _setup(plan: dict, quick: bool, elapsed: float, jobs: int, raw: dict, files: list[str],
+           chosen: pd.DataFrame) -> list[str]:
     B7 = plan["self_tuned_budget"]
     syn_plan, ch_plan, sp_plan, bud = plan["synthetic"], plan["channel"], plan["speech"], plan["budget"]
     mode = "quick" if quick else "full"
@@ -160,7 +189,8 @@ def _setup(plan: dict, quick: bool, elapsed: float, jobs: int, raw: dict, files:
         f"{plan['beta_grid'][0]:g} … {plan['beta_grid'][-1]:g}, {len(plan['beta_grid'])} values) by the lowest "
         f"final cumulative MSE on one separate sequence (data seed {TUNE_DATA_SEED}, noise seed {TUNE_NOISE_SEED}); "
         f"the reported runs use report seeds 0 … {plan['seeds'] - 1} (data seed s, noise seed "
-        f"{NOISE_SEED_OFFSET} + s). NLMS ('noisy feedback', 'clean feedback') is tuned like every ORS variant.",
+        f"{NOISE_SEED_OFFSET} + s). NLMS ('noisy feedback', 'clean feedback') is tuned like every ORS variant."
+        + _extension_text(plan, chosen),
         f"Figure 2: the paper's synthetic task, {syn_plan['n_samples']:,} rounds, d = 20, y = x·u + N(0, 0.01), "
         f"label noise variance v_t ~ U[0, {syn_plan['M']:g}]. Figure 4: channel equalization (s ~ N(0, 1) through "
         f"h(t) = sinc(t), t = 0, 0.5, …, 4.5, plus N(0, 4e-4); a 20-tap equalizer estimates s(t)), "
@@ -203,6 +233,13 @@ def _substitute(plan: dict, quick: bool) -> list[str]:
     return substitute
 
 
+def _below_at_equal_r(ratio: float) -> str:
+    """"x% below NLMS at ORS's own r, " (or that NLMS did not run at that r: it lies past NLMS's values tried)."""
+    if np.isnan(ratio):
+        return "not compared with NLMS at ORS's own r (NLMS's grid did not reach it), "
+    return f"{1 - ratio:.0%} below NLMS at ORS's own r, "
+
+
 def _findings(claims: list[Claim], s_single: pd.DataFrame, gap: pd.DataFrame, syn: str) -> list[str]:
     n_hold = sum(bool(c.holds) for c in claims)
     n_judged = sum(c.holds is not None for c in claims)
@@ -212,8 +249,7 @@ def _findings(claims: list[Claim], s_single: pd.DataFrame, gap: pd.DataFrame, sy
         f"{n_hold} of {n_judged} checked claims hold in this run. Nothing was tuned to match the paper; a claim "
         "that does not hold is a finding.",
         f"**With r tuned per method, NLMS closes most of ORS's gap.** On the tuning sequence of {syn} ORS "
-        "'beta' is "
-        f"{1 - gap.loc[gap['variant'] == 'beta', 'ratio at equal r'].iloc[0]:.0%} below NLMS at ORS's own r, "
+        "'beta' is " + _below_at_equal_r(gap.loc[gap['variant'] == 'beta', 'ratio at equal r'].iloc[0]) +
         f"but {1 - gap.loc[gap['variant'] == 'beta', 'ratio, each tuned'].iloc[0]:.0%} below NLMS at NLMS's best r "
         "(table below): NLMS with a large r also averages the noise away. The gains that remain (report seeds): "
         f"'beta' {1 - syn_row.loc['beta', 'ratio to noisy NLMS']:.0%}, 'one sample and pred' (known v) "
@@ -235,13 +271,13 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
 
     plan, raw, tun, single = ctx.plan, results["raw"], results["tun"], results["single"]
     s_single, fig6, traces, B7 = results["s_single"], results["fig6"], results["traces"], plan["self_tuned_budget"]
-    grids = (plan["r_grid"], plan["beta_grid"])
+    chosen = chosen_frame(raw)
     by_fig = {f: [st["setting"] for st in raw["settings"] if st["figure"] == f]
               for f in ("Figure 2", "Figure 4", "Figure 5")}
     syn = by_fig["Figure 2"][0]
     ch_plan = plan["channel"]
     gap = _gap_table(tun, syn)
-    setup = _setup(plan, ctx.quick, ctx.seconds, ctx.jobs, raw, results["files"])
+    setup = _setup(plan, ctx.quick, ctx.seconds, ctx.jobs, raw, results["files"], chosen)
     substitute = _substitute(plan, ctx.quick)
     findings = _findings(claims, s_single, gap, syn)
     return [
@@ -255,17 +291,17 @@ def sections(results: dict, claims: list[Claim], ctx) -> list:
                 fig_single(single, by_fig["Figure 2"], "Fig. 2"),
             f"{syn}: MSE on the tuning sequence against r": fig_sensitivity(tun, syn)},
             tables={"Figure 2: final and late MSE, ratio to noisy-feedback NLMS": _fmt_table(
-                s_single[s_single["figure"] == "Figure 2"], *grids)}),
+                s_single[s_single["figure"] == "Figure 2"], chosen)}),
         Section("Figure 4: channel equalization, M = " + ", ".join(f"{M:g}" for M in ch_plan["Ms"]), figures={
             "Figure 4: cumulative MSE (log-log); top known variance, bottom unknown":
                 fig_single(single, by_fig["Figure 4"], "")},
             tables={"Figure 4: final and late MSE, ratio to noisy-feedback NLMS": _fmt_table(
-                s_single[s_single["figure"] == "Figure 4"], *grids)}),
+                s_single[s_single["figure"] == "Figure 4"], chosen)}),
         Section("Figure 5: adaptive filter on the speech SUBSTITUTE", figures={
             "Figure 5 (substitute data): cumulative MSE over the last 80 % of the signal (log-log)":
                 fig_single(single, by_fig["Figure 5"], "Fig. 5")},
             tables={"Figure 5 (substitute data): final and late MSE, ratio to noisy-feedback NLMS": _fmt_table(
-                s_single[s_single["figure"] == "Figure 5"], *grids)}),
+                s_single[s_single["figure"] == "Figure 5"], chosen)}),
         Section("Figure 6: label budgets", figures={
             "Figure 6: final cumulative MSE against the budget B, 95 % t-intervals (solid: scaling, dashed: no "
             "scaling)": fig_budget(fig6)},
@@ -299,7 +335,9 @@ def recommend_section(results: dict, plan: dict):
             "variance it uses ORS's estimates (one label and the prediction, or two labels) and an online "
             "estimate of the variance. Run with `nf.simulate` on the **same** report sequences (data, noise and "
             "simulation seeds) as the paper's variants; the paper's best is the lowest mean MSE among ORS's runnable "
-            "rules of the same panel in this run, r (and β) tuned on the separate tuning sequence. ORS `opt` is "
+            "rules of the same panel in this run, r (and β) tuned on the separate tuning sequence"
+            + (" on the grid extended past a binding edge (Set-up)" if plan.get("extend_grid") else "")
+            + ". ORS `opt` is "
             "not among them: its step reads the clean target (the paper's oracle), so it is shown as a reference "
             "column and not counted. Peers: "
             "noisy-feedback NLMS (the paper's baseline, r tuned)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .tasks import BUDGET_RULES, SCHEDULES, STRATEGIES, _best
+from .tasks import BUDGET_RULES, SCHEDULES, STRATEGIES, _best, _paper_best, binding_side
 
 
 # ================================================================ tables
@@ -18,6 +18,30 @@ def tuning_frame(raw: dict) -> pd.DataFrame:
                 rows.append({"kind": "single", "setting": key[1], "variant": key[2], **g})
             else:
                 rows.append({"kind": "budget", "setting": key[1], "B": key[2], "variant": f"{key[3]}, {key[4]}", **g})
+    return pd.DataFrame(rows)
+
+
+def chosen_frame(raw: dict) -> pd.DataFrame:
+    """Per Section 4.1 (setting, variant): the chosen r / β over every value tried (the paper's grid and its
+    extension), the paper's grid's own best, the values added past each edge, and whether the chosen value
+    still sits on an edge of the values tried."""
+    rows = []
+    for key, res in raw["tuned"].items():
+        if key[0] != "single":
+            continue
+        grid = res["grid"]
+        best, paper = _best(grid), _paper_best(grid)
+        row = {"setting": key[1], "variant": key[2]}
+        for name in ("r", "beta"):
+            if name not in best:
+                row.update({name: np.nan, f"paper {name}": np.nan, f"{name} added": 0, f"{name} at edge": False})
+                continue
+            values = sorted({g[name] for g in grid})
+            row.update({name: best[name], f"paper {name}": paper[name],
+                        f"{name} added": len({g[name] for g in grid if not g.get("paper_grid", True)} - {
+                            g[name] for g in grid if g.get("paper_grid", True)}),
+                        f"{name} at edge": binding_side(values, best[name]) is not None})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

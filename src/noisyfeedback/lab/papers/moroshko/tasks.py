@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ...engine import task_kind
+from ...grids import next_value
 
 
 #: the variants of Section 4.1: name -> (learner class, parameters, flags)
@@ -241,24 +242,97 @@ def run_peer(data: dict, noise: dict, peer: str, sim_seed: int, n_checkpoints: i
             "curve": curve.tolist(), "labels_rate": 1.0}
 
 
+# ------------------------------------------------ tuning: the paper's grid, extended past a binding edge
+def _tune_row(task: dict, r: float, beta: float | None) -> dict:
+    """One value of the grid on the tuning sequence: {r, (β), (a), mse, labels_rate}."""
+    params = {"r": r} if beta is None else {"r": r, "beta": beta}
+    if task.get("budget") is not None and task["learner"]["params"].get("strategy") == "auto":
+        a, _ = find_a(task["data"], task["noise"], _with(task["learner"], **params), task["budget"],
+                      task["a_steps"], TUNE_SIM_SEED)
+        params["a"] = a
+    res = run_one(task["data"], task["noise"], _with(task["learner"], **params), TUNE_SIM_SEED, 2)
+    return {**params, "mse": res["mse"], "labels_rate": res["labels_rate"]}
+
+
+def binding_side(values: list[float], chosen: float) -> str | None:
+    """"low" or "high" when ``chosen`` sits on that edge of ``values`` (a one-value axis: "high"), else None."""
+    lo, hi = min(values), max(values)
+    if lo < chosen < hi:
+        return None
+    if lo == hi:
+        return "high"
+    return "low" if chosen == lo else "high"
+
+
+def _step(grid: list[float]) -> float | None:
+    """The geometric step of a log-spaced grid, (max/min)^(1/(n - 1)); None for a one-value grid."""
+    lo, hi = min(grid), max(grid)
+    return None if len(grid) < 2 or not hi > lo > 0 else (hi / lo) ** (1.0 / (len(grid) - 1))
+
+
+def _next(values: list[float], side: str, factor: float | None) -> float | None:
+    """The next value past ``side`` of ``values`` (> 0, geometric by ``factor``), to 6 significant digits as
+    the paper's grid is written (so 10^-3 is 0.001, not 0.000999997)."""
+    nxt = next_value(values, side, low=0.0, factor=factor)
+    return None if nxt is None else float(f"{nxt:.6g}")
+
+
+def tune_grid(evaluate: Callable[[float, float | None], dict], r_grid: list[float],
+              beta_grid: list[float] | None, extend: int = 0) -> list[dict]:
+    """The rows ``evaluate(r, β)`` of the paper's grid (r outer, β inner; ``beta_grid`` None: r alone), then
+    past a binding edge: while the best row's r (or β) is an edge of every value of that axis tried, the next
+    value past that edge (:func:`~noisyfeedback.lab.grids.next_value`: geometric by the paper's grid's step,
+    kept > 0, to 6 significant digits), at most ``extend`` values per axis. A new value of one axis is tried with every
+    value of the other axis tried so far (a whole line), so the values tried stay a full grid and each axis's
+    edge is judged against all of them; r first, and the best is found again after each line. With
+    ``extend`` > 0 every row carries ``paper_grid`` (whether it is on the paper's grid); with 0 the rows are
+    exactly the paper's grid's.
+    """
+    axes: dict[str, list[float]] = {"r": list(r_grid)}
+    if beta_grid is not None:
+        axes["beta"] = list(beta_grid)
+
+    def line(name: str, value: float) -> list[tuple[float, float | None]]:
+        if name == "r":
+            return [(value, b) for b in axes.get("beta", [None])]
+        return [(r, value) for r in axes["r"]]
+
+    rows = [evaluate(r, b) for r in axes["r"] for b in axes.get("beta", [None])]
+    if extend <= 0:
+        return rows
+    for row in rows:
+        row["paper_grid"] = True
+    added = dict.fromkeys(axes, 0)
+    factor = {name: _step(values) for name, values in axes.items()}
+    while True:
+        best = _best(rows)
+        for name, values in axes.items():
+            side = binding_side(values, best[name])
+            nxt = None if side is None or added[name] >= extend else _next(values, side, factor[name])
+            if nxt is None or nxt in values:
+                continue
+            rows += [{**evaluate(r, b), "paper_grid": False} for r, b in line(name, nxt)]
+            values.append(nxt)
+            added[name] += 1
+            break
+        else:
+            return rows
+
+
+def tune(task: dict) -> list[dict]:
+    """A ``tune`` task: its rows on the tuning sequence (see :func:`tune_grid`; ``extend``: values past a
+    binding edge, per axis)."""
+    return tune_grid(lambda r, b: _tune_row(task, r, b), task["r_grid"],
+                     task["beta_grid"] if task.get("tune_beta") else None, int(task.get("extend", 0)))
+
+
 @task_kind("moroshko.work")
 def work(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task of the recipe (what the backends map over); returns {"key": ..., results}."""
     op = task["op"]
     out: dict[str, Any] = {"key": task["key"]}
     if op == "tune":
-        rows = []
-        betas = task["beta_grid"] if task.get("tune_beta") else [None]
-        for r in task["r_grid"]:
-            for b in betas:
-                params = {"r": r} if b is None else {"r": r, "beta": b}
-                if task.get("budget") is not None and task["learner"]["params"].get("strategy") == "auto":
-                    a, spend = find_a(task["data"], task["noise"], _with(task["learner"], **params),
-                                      task["budget"], task["a_steps"], TUNE_SIM_SEED)
-                    params["a"] = a
-                res = run_one(task["data"], task["noise"], _with(task["learner"], **params), TUNE_SIM_SEED, 2)
-                rows.append({**params, "mse": res["mse"], "labels_rate": res["labels_rate"]})
-        out["grid"] = rows
+        out["grid"] = tune(task)
     elif op == "report":
         runs = []
         for run in task["runs"]:
@@ -276,4 +350,10 @@ def work(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _best(grid: list[dict]) -> dict:
+    """The row of the lowest MSE over every value tried (the paper's grid and its extension; first of ties)."""
     return min(grid, key=lambda row: row["mse"])
+
+
+def _paper_best(grid: list[dict]) -> dict:
+    """The row of the lowest MSE on the paper's grid alone (rows without a ``paper_grid`` flag are on it)."""
+    return _best([row for row in grid if row.get("paper_grid", True)])
