@@ -102,3 +102,18 @@ def test_postgres_action_feature_service_gives_the_sqlite_model(postgres_dsn, tm
     with TestClient(app):
         np.testing.assert_array_equal(app.state.engine.learner.weights_, w_pg)
         assert app.state.engine.learner.rng_.bit_generator.state == rng_pg
+
+
+def test_postgres_reads_a_key_role_on_every_request(postgres_dsn):
+    """Replicas on other machines share no file that would tell them of a revoked key: on PostgreSQL the role
+    is read from the database on every call, and a key revoked by another connection is refused at once."""
+    from noisyfeedback.service.auth import hash_key
+    from noisyfeedback.service.storage_pg import PostgresStorage
+
+    served, other = PostgresStorage(postgres_dsn), PostgresStorage(postgres_dsn)
+    h = hash_key("nf_pg_role_test")
+    other.add_key(h, "rank")
+    assert served.key_role(h) == "rank" and served.key_role(h) == "rank"
+    assert other.revoke_key(h) == 1
+    assert served.key_role(h) is None
+    served.close(), other.close()
