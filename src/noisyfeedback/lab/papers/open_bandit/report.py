@@ -101,9 +101,12 @@ def learning_power_table(learning: pd.DataFrame) -> pd.DataFrame:
 def _verdict(cat: pd.Series, idx: pd.Series, bts: pd.Series) -> str:
     """What the held-out half can and cannot tell, each statement from the numbers: a 1.5× policy from
     the random one, the two learners apart, the learner from BTS."""
-    mdr = max(cat["min. detectable ratio"], cat["min. detectable ratio (design)"])
-    out = [("This sample cannot tell a policy with 1.5× the random policy's click rate from the random policy"
-            if mdr > 1.5 else f"A policy with {mdr:.1f}× the random policy's click rate would be told apart from it")]
+    design = cat["min. detectable ratio (design)"]
+    mdr = min(cat["min. detectable ratio"], design)
+    out = [(f"This sample cannot tell a policy with 1.5× the random policy's click rate from the random policy (by "
+            f"the design it takes about {design:.1f}×)" if mdr > 1.5 else
+            f"A policy with {max(cat['min. detectable ratio'], design):.1f}× the random policy's click rate would be "
+            "told apart from it")]
     overlap = cat["paired ratio lower"] <= idx["paired ratio upper"] and idx["paired ratio lower"] <= cat["paired ratio upper"]
     out.append("cannot say whether the item features help (the two learners' paired intervals overlap)" if overlap
                else "the two learners' paired intervals do not overlap")
@@ -116,6 +119,16 @@ def _verdict(cat: pd.Series, idx: pd.Series, bts: pd.Series) -> str:
             "(the full data set has about 26 million rows).")
 
 
+def _across(ips: pd.DataFrame) -> str:
+    """One sentence on CatalogueSquareCB over the campaigns (empty with one campaign)."""
+    cat = ips[ips["policy"] == "CatalogueSquareCB (item features)"]
+    if cat["campaign"].nunique() < 2:
+        return ""
+    return (f" Over the {cat['campaign'].nunique()} campaigns, CatalogueSquareCB's IPS / random runs from "
+            f"{cat['ratio to random'].min():.2f} to {cat['ratio to random'].max():.2f}, and its smallest "
+            f"minimum detectable ratio from the design is {cat['min. detectable ratio (design)'].min():.1f}×.")
+
+
 def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: dict) -> list[str]:
     """The set-up of the learners' section and what its first campaign's held-out half can and cannot show."""
     g = learning[learning["campaign"] == campaign].set_index(["policy", "estimator"])
@@ -125,14 +138,15 @@ def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: di
     idx = g.loc[("SquareCB (item index only)", "IPS")]
     n, clicks, v0 = int(rnd["rows"]), int(rnd["clicks"]), rnd["estimate"]
     half = (rnd["upper"] - rnd["lower"]) / 2 / v0
-    ips = learning[(learning["campaign"] == campaign) & (learning["estimator"] == "IPS")]
+    ips = learning[learning["estimator"] == "IPS"]
     narrow = ips[ips["min. detectable ratio"] < 0.75 * ips["min. detectable ratio (design)"]]
     narrow_text = (
         "The interval's width only sees the clicks that happened. Where a policy puts much of its mass on "
         "a few candidates and no held-out click fell on them, its interval is narrower than the design "
         "supports (minimum detectable ratio from the width well below the design's): here "
-        + ", ".join(f"{p} ({w:.2f}× from the width, {d:.2f}× from the design)" for p, w, d in
-                    zip(narrow["policy"], narrow["min. detectable ratio"], narrow["min. detectable ratio (design)"]))
+        + ", ".join(f"{p} on '{c}' ({w:.2f}× from the width, {d:.2f}× from the design)" for c, p, w, d in
+                    zip(narrow["campaign"], narrow["policy"], narrow["min. detectable ratio"],
+                        narrow["min. detectable ratio (design)"]))
         + ". Such an interval says where these clicks fell, not that the policy is better or worse than random."
         if len(narrow) else
         "The interval's width only sees the clicks that happened; the design's minimum detectable ratio "
@@ -174,7 +188,8 @@ def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: di
         "1 + 2.80·√(se² + se₀²)/v₀, se from the estimate's interval width (width/3.92) or from the design "
         "(every candidate's weight, as if each were clicked at the random rate), se₀ from the random "
         f"policy's Wilson interval. For CatalogueSquareCB it is {cat['min. detectable ratio']:.1f}× "
-        f"(interval width) and {cat['min. detectable ratio (design)']:.1f}× (design). " + _verdict(cat, idx, bts),
+        f"(interval width) and {cat['min. detectable ratio (design)']:.1f}× (design). " + _verdict(cat, idx, bts)
+        + _across(ips),
         f"CatalogueSquareCB's largest single click carries {share:.0%} of its IPS estimate"
         + (" (the estimate rests on a handful of clicks)" if share >= 0.25 else "") + "; its weights' effective "
         f"sample size is "
