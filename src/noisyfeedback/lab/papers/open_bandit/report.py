@@ -182,7 +182,7 @@ def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: di
         f"interval of the ratio [{cat['paired ratio lower']:.2f}, {cat['paired ratio upper']:.2f}]; the "
         f"index SquareCB's {idx['ratio to random']:.2f}× [{idx['paired ratio lower']:.2f}, "
         f"{idx['paired ratio upper']:.2f}]; BTS's on-policy rate is {bts['estimate']:.4f} "
-        f"({bts['ratio to random']:.2f}×, from {int(bts['clicks'])} clicks). The minimum detectable ratio "
+        f"({bts['ratio to random']:.2f}×, from {int(bts['clicks']):,} clicks). The minimum detectable ratio "
         "is the true click rate, as a multiple of the random policy's, that a policy would need for this "
         "estimate to tell it from the random policy at 5 % (two-sided) with 80 % power: "
         "1 + 2.80·√(se² + se₀²)/v₀, se from the estimate's interval width (width/3.92) or from the design "
