@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -37,7 +38,30 @@ def test_quick_report_has_the_claims_line_links_and_tables(report):
     assert list(est["estimator"]) == ["IPS", "SNIPS", "DM (ridge)", "DR (ridge)"]
     flips = pd.read_parquet(root / "results" / "flips.parquet")
     assert len(flips) == 8 and set(flips["version"]) == {"plain", "corrected"}
-    assert len(list((root / "results" / "tasks").glob("*.parquet"))) == 4  # problem, estimates, bootstrap, flips
+    # problem, estimates, bootstrap, flips, learners
+    assert len(list((root / "results" / "tasks").glob("*.parquet"))) == 5
+
+
+def test_quick_report_has_the_learners_section_with_finite_numbers(report):
+    root = report.parent
+    md = (root / "index.md").read_text(encoding="utf-8")
+    section = md.split("## Learners trained on half the random log", 1)[1].split("\n## ", 1)[0]
+    for words in ("CatalogueSquareCB (item features)", "SquareCB (item index only)", "random (uniform)",
+                  "BTS, on-policy (its own log)", "can and cannot show", "DM has no interval",
+                  "min. detectable ratio (design)", "paired 95 % interval"):
+        assert words in section, words
+    learning = pd.read_parquet(root / "results" / "learning.parquet")
+    assert set(learning["policy"]) == {"random (uniform)", "BTS, on-policy (its own log)",
+                                       "BTS (production prior), off-policy", "CatalogueSquareCB (item features)",
+                                       "SquareCB (item index only)"}
+    est = learning[learning["estimator"] != "mean click"]
+    assert list(est["estimator"].unique()) == ["IPS", "SNIPS", "DM (ridge)", "DR (ridge)"]
+    cols = ["estimate", "lower", "upper", "ratio to random"]
+    assert np.isfinite(learning[cols].to_numpy()).all()
+    ips = learning[learning["estimator"] == "IPS"]
+    assert np.isfinite(ips[["min. detectable ratio", "min. detectable ratio (design)", "paired ratio lower",
+                            "paired ratio upper"]].to_numpy()).all()
+    assert (learning["rows"] > 0).all() and (learning["clicks"] > 0).all()
 
 
 def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):

@@ -42,7 +42,16 @@ from .uma_toy import uma_toy
 from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
 from .vw_adf import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format, read_vw_adf,
                      read_vw_ccb, write_vw_adf, write_vw_ccb)
-from .open_bandit import OpenBanditLog, bts_action_distribution, load_open_bandit, read_prior_bts
+from .open_bandit import (
+    CandidateLog,
+    ItemContext,
+    OpenBanditLog,
+    bts_action_distribution,
+    candidate_log,
+    load_item_context,
+    load_open_bandit,
+    read_prior_bts,
+)
 from .ranking import multiclass_candidates, ranking_stream
 from .registry import ENV_VAR, catalog, data_dirs, known_names, load, locate
 
@@ -74,6 +83,10 @@ __all__ = [
     "uma_toy",
     "load_open_bandit",
     "OpenBanditLog",
+    "load_item_context",
+    "ItemContext",
+    "candidate_log",
+    "CandidateLog",
     "read_prior_bts",
     "bts_action_distribution",
     "BanditLog",

@@ -14,6 +14,16 @@ is the probability that BTS shows each item at slot k and p_i is the random poli
 (1/K); the estimate is the click rate per impression, averaged over the logged slots, which is what
 the on-policy rate (mean click over BTS's rows) measures.
 
+**Learners from the random log** (:func:`learning_table`): the random log is split in halves at
+random (seeded); on one half the action-feature learner ``CatalogueSquareCB`` (default parameters;
+user features and the logged slot as shared context, the items of ``item_context.csv`` with the
+user's affinity to each as candidates: :func:`~noisyfeedback.datasets.open_bandit.candidate_log`)
+and the index learner ``SquareCB`` (no item features: one weight vector per item over the user
+features, affinities and slot) are trained with ``fit_logged``; on the other half their action
+distributions are evaluated with the candidate-set estimators
+(:func:`~noisyfeedback.ope.evaluate_candidates`), next to the random policy's mean click there and
+BTS's on-policy click rate.
+
 Everything here is a pure function of its inputs. The recipe ``open-bandit``
 (:mod:`noisyfeedback.lab.papers.open_bandit`) declares the plans, runs these functions as
 engine tasks (one per campaign and part, one per flip setting), judges the claims and writes the report.
@@ -33,16 +43,21 @@ import pandas as pd
 
 from ..base import make_rng
 from ..datasets.open_bandit import (
+    CandidateLog,
+    ItemContext,
     OpenBanditLog,
     bts_action_distribution,
+    candidate_log,
     load_open_bandit,
     read_prior_bts,
     write_open_bandit_csv,
 )
-from .estimators import ESTIMATORS, evaluate
+from .candidates import evaluate_candidates
+from .estimators import ESTIMATORS, RewardModel, bootstrap_interval, evaluate
 
 __all__ = ["load_problem", "problem_summary", "estimate_table", "bootstrap_table", "flip_table", "flip_rows",
-           "clean_estimates", "make_quick_data", "NAMES"]
+           "clean_estimates", "make_quick_data", "NAMES", "POLICY_NAMES", "split_rows", "index_contexts",
+           "crossfit_rewards", "trained_policies", "policy_rows", "learning_table", "minimum_detectable_ratio", "design_se", "quick_item_features"]
 
 NAMES = {"ips": "IPS", "snips": "SNIPS", "dm": "DM (ridge)", "dr": "DR (ridge)"}
 
@@ -186,11 +201,161 @@ def problem_summary(prob: dict[str, Any]) -> dict[str, Any]:
             "ess": float(w.sum() ** 2 / (w ** 2).sum())}
 
 
+# ------------------------------------------------ learners trained on half the random log
+#: the policies of :func:`learning_table`, in its order
+POLICY_NAMES = {"random": "random (uniform)", "bts_on": "BTS, on-policy (its own log)",
+                "bts": "BTS (production prior), off-policy", "catalogue": "CatalogueSquareCB (item features)",
+                "index": "SquareCB (item index only)"}
+_Z95, _Z80 = 1.959964, 0.841621
+
+
+def split_rows(n: int, train_fraction: float = 0.5, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Rows 0..n−1 split at random (``make_rng(seed)``): (training rows, evaluation rows), each sorted."""
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"The 'train_fraction' parameter of split_rows must be in (0, 1). Got {train_fraction!r} "
+                         "instead.")
+    order = make_rng(seed).permutation(n)
+    cut = int(round(train_fraction * n))
+    if cut == 0 or cut == n:
+        raise ValueError(f"train_fraction={train_fraction} leaves no rows to train on or to evaluate on (n = {n}).")
+    return np.sort(order[:cut]), np.sort(order[cut:])
+
+
+def index_contexts(log: OpenBanditLog, n_slots: int = 3) -> np.ndarray:
+    """The contexts of the index learner and of the reward model: ``log.X`` (user features one-hot, the
+    K affinities) and the logged slot one-hot."""
+    return np.ascontiguousarray(np.hstack([log.X, np.eye(n_slots)[log.position]]))
+
+
+def crossfit_rewards(X: np.ndarray, actions: np.ndarray, rewards: np.ndarray, n_actions: int,
+                     seed: Any = 0) -> np.ndarray:
+    """q̂ (n, K) of the per-item ridge model (:class:`~noisyfeedback.ope.RewardModel`, α = 1), each
+    row predicted by the model of the other of 2 random folds (``make_rng(seed)``): no row's click
+    is in its own prediction, so DR stays unbiased with the model held fixed."""
+    n = actions.shape[0]
+    fold = make_rng(seed).permutation(n) % 2
+    Q = np.empty((n, n_actions))
+    for f in (0, 1):
+        train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        if test.size:
+            train = train if train.size else test
+            Q[test] = RewardModel("ridge", 1.0).fit(X[train], actions[train], rewards[train], n_actions).predict(X[test])
+    return Q
+
+
+def trained_policies(prob: dict[str, Any], items: ItemContext, train: np.ndarray, ev: np.ndarray,
+                     seed: int | None = 0) -> dict[str, np.ndarray]:
+    """Each policy's probabilities of the evaluation rows' candidates (flat, K a row): the learners
+    trained with ``fit_logged`` on ``train`` (default parameters, ``seed``), and BTS with the prior."""
+    from ..learners.bandit.squarecb import SquareCB
+    from ..learners.catalogue.squarecb import CatalogueSquareCB
+
+    L: OpenBanditLog = prob["random"]
+    cl = candidate_log(L, items)
+    tr, te = cl.take(train), cl.take(ev)
+    cat = CatalogueSquareCB(seed=seed).fit_logged(tr.rounds, tr.actions, tr.rewards, tr.propensities)
+    X = index_contexts(L)
+    idx = SquareCB(items.n_items, seed=seed).fit_logged(X[train], L.actions[train], L.reward[train],
+                                                        L.propensities[train])
+    return {"bts": np.ascontiguousarray(prob["pi"][ev]).ravel(),
+            "catalogue": cat.action_probabilities(te.rounds),
+            "index": idx.action_probabilities(X[ev]).ravel()}
+
+
+def minimum_detectable_ratio(se: float, se0: float, v0: float) -> float:
+    """The smallest true value, as a multiple of the random policy's v0, that an estimate with standard
+    error ``se`` tells apart from v0 (known to ``se0``) at 5 % two-sided with 80 % power:
+    1 + (z₀.₉₇₅ + z₀.₈)·√(se² + se0²)/v0."""
+    return 1.0 + (_Z95 + _Z80) * math.sqrt(se * se + se0 * se0) / v0 if v0 > 0 else math.inf
+
+
+def design_se(P: np.ndarray, n_candidates: int, propensity: float, v0: float) -> float:
+    """The standard error IPS would have for the policy ``P`` (flat, ``n_candidates`` a round) if every
+    candidate's click rate were v0, from every candidate's weight, not only the clicked rows':
+    √((v0·E[Σ_a π(a|x)²/μ] − v0²)/n) with μ the (constant) logging propensity."""
+    n = P.shape[0] // n_candidates
+    second = float((P.reshape(n, n_candidates) ** 2).sum(axis=1).mean()) / propensity
+    return math.sqrt(max(v0 * second - v0 * v0, 0.0) / n)
+
+
+def _ips_extras(w: np.ndarray, r: np.ndarray, P: np.ndarray, ev: CandidateLog, v0: float, se0: float,
+                seed) -> dict[str, float]:
+    """The IPS row's extra columns (:func:`policy_rows`)."""
+    K = int(ev.rounds.sizes[0])
+    wr = w * r
+    lo, hi = bootstrap_interval(wr, r, 0.05, seed) if r.sum() > 0 else (math.nan, math.nan)
+    uniform = np.allclose(ev.propensities, ev.propensities[0])
+    se_d = design_se(P, K, float(ev.propensities[0]), v0) if uniform else math.nan
+    return {"paired ratio lower": lo, "paired ratio upper": hi, "ESS": float(w.sum() ** 2 / (w ** 2).sum()),
+            "top click's share": float(wr.max() / wr.sum()) if wr.sum() > 0 else math.nan,
+            "min. detectable ratio (design)": minimum_detectable_ratio(se_d, se0, v0)}
+
+
+def policy_rows(ev: CandidateLog, name: str, P: np.ndarray, Q: np.ndarray, v0: float, se0: float,
+                seed: int | None = 0) -> list[dict[str, Any]]:
+    """One policy on the evaluation rows: IPS, SNIPS, DM and DR (``evaluate_candidates``, 95 % bootstrap
+    intervals; DM's none) with the ratio to the random policy's v0 and the minimum detectable ratio
+    from the interval's width; on the IPS row also the paired bootstrap interval of IPS / v0 on the same
+    rows, the effective sample size of the weights, the largest single click's share of the estimate
+    and the minimum detectable ratio from the design (:func:`design_se`)."""
+    K = int(ev.rounds.sizes[0])
+    w = P.reshape(-1, K)[np.arange(ev.n_rounds), ev.actions] / ev.propensities
+    r = ev.rewards.astype(np.float64)
+    rows = []
+    for e in ESTIMATORS:
+        est = evaluate_candidates(ev.offsets, ev.actions, ev.propensities, r, P, e, Q, interval="bootstrap",
+                                  seed=seed)
+        se = (est.upper - est.lower) / (2 * _Z95)
+        row = {**_EMPTY_EXTRAS, "policy": POLICY_NAMES[name], "estimator": NAMES[e], "estimate": est.value,
+               "lower": est.lower, "upper": est.upper, "interval": est.interval, "rows": ev.n_rounds,
+               "clicks": int(r.sum()), "ratio to random": est.value / v0 if v0 > 0 else math.nan,
+               "min. detectable ratio": minimum_detectable_ratio(se, se0, v0) if est.interval != "none" else math.nan}
+        if e == "ips":
+            row.update(_ips_extras(w, r, P, ev, v0, se0, seed))
+        rows.append(row)
+    return rows
+
+
+_EMPTY_EXTRAS = {"min. detectable ratio": math.nan, "paired ratio lower": math.nan, "paired ratio upper": math.nan,
+                 "ESS": math.nan, "top click's share": math.nan, "min. detectable ratio (design)": math.nan}
+
+
+def _rate_row(name: str, clicks: int, n: int, v0: float, lo: float, hi: float) -> dict[str, Any]:
+    return {"policy": POLICY_NAMES[name], "estimator": "mean click", "estimate": clicks / n, "lower": lo,
+            "upper": hi, "interval": "Wilson", "rows": n, "clicks": clicks,
+            "ratio to random": clicks / n / v0 if v0 > 0 else math.nan, **_EMPTY_EXTRAS}
+
+
+def learning_table(prob: dict[str, Any], items: ItemContext, seed: int = 0,
+                   train_fraction: float = 0.5) -> pd.DataFrame:
+    """The learners trained on a random ``train_fraction`` of the random log, evaluated on the rest,
+    next to the random policy's mean click there (Wilson interval), BTS's on-policy rate (its own log)
+    and BTS (the prior) estimated off-policy on the same rows. The split is ``make_rng(seed)``'s, the
+    reward model's folds ``make_rng([seed, 1])``'s, the bootstrap ``seed``'s."""
+    L: OpenBanditLog = prob["random"]
+    if items.n_items != L.n_actions:
+        raise ValueError(f"the item context has {items.n_items} items; the log has {L.n_actions}.")
+    train, ev = split_rows(L.n_rounds, train_fraction, seed)
+    ev_log = candidate_log(L, items).take(ev)
+    clicks, n = int(L.reward[ev].sum()), ev.size
+    v0 = clicks / n
+    lo0, hi0 = _wilson(clicks, n)
+    se0 = (hi0 - lo0) / (2 * _Z95)
+    Q = crossfit_rewards(index_contexts(L)[ev], L.actions[ev], L.reward[ev], items.n_items, [seed, 1]).ravel()
+    rows = [_rate_row("random", clicks, n, v0, lo0, hi0),
+            _rate_row("bts_on", int(prob["bts"].reward.sum()), prob["bts"].n_rounds, v0, prob["truth_lower"],
+                      prob["truth_upper"])]
+    for name, P in trained_policies(prob, items, train, ev, seed).items():
+        rows += policy_rows(ev_log, name, P, Q, v0, se0, seed)
+    return pd.DataFrame([{"campaign": prob["campaign"], **r} for r in rows])
+
+
 # --------------------------------------------------------------- quick data
 def make_quick_data(root: Path, n: int = 4000, K: int = 10, seed: int = 0) -> Path:
     """A small generated log in the Open Bandit layout under ``root/open-bandit/``: a random policy's
-    log, a BTS policy's log (drawn from the prior's action distribution) and ``prior_bts.yaml``.
-    Clicks: P = base_item · slot factor · (1 + affinity), about 4-12 %."""
+    log, a BTS policy's log (drawn from the prior's action distribution), ``prior_bts.yaml`` and each
+    log's ``item_context.csv`` (:func:`quick_item_features`). Clicks: P = base_item · slot factor ·
+    (1 + affinity), about 4-12 %."""
     rng = make_rng(seed)
     base = root / "open-bandit"
     alpha = rng.integers(2, 40, K).astype(float)
@@ -198,6 +363,7 @@ def make_quick_data(root: Path, n: int = 4000, K: int = 10, seed: int = 0) -> Pa
     ctr = 0.02 + 0.1 * rng.random(K)
     slot = np.array([1.0, 0.8, 0.6])
     dist = bts_action_distribution(alpha, beta, 3, 20_000, seed=12345)
+    features = quick_item_features(ctr, seed)
     for policy in ("random", "bts"):
         uf = rng.integers(0, 3, size=(n, 2))
         aff = rng.random((n, K)) * (rng.random((n, K)) < 0.2)
@@ -210,7 +376,22 @@ def make_quick_data(root: Path, n: int = 4000, K: int = 10, seed: int = 0) -> Pa
             a = np.minimum((cum < rng.random((n, 1))).sum(axis=1), K - 1)
             p = dist[a, pos]
         click = (rng.random(n) < ctr[a] * slot[pos] * (1 + aff[np.arange(n), a])).astype(np.int64)
-        write_open_bandit_csv(base / policy / "all" / "all.csv", a, pos, click, p, uf, aff)
+        write_open_bandit_csv(base / policy / "all" / "all.csv", a, pos, click, p, uf, aff, item_features=features)
     lines = ["all:", "  alpha:"] + [f"    - {v}" for v in alpha] + ["  beta:"] + [f"    - {v}" for v in beta]
     (base / "prior_bts.yaml").write_text("\n".join(lines) + "\n")
     return root
+
+
+def quick_item_features(ctr: np.ndarray, seed: int = 0) -> list[list[Any]]:
+    """Item features of the quick log, in the sample's form (a number, then three hashed strings), from
+    their own generator (``make_rng([seed, 1])``, so the logs are those drawn without them): the number
+    is the standardised log click rate plus noise (sd 0.5), the first string the click-rate tercile,
+    the other two carry nothing."""
+    rng = make_rng([seed, 1])
+    K = ctr.shape[0]
+    z = np.log(ctr)
+    num = (z - z.mean()) / (z.std() or 1.0) + 0.5 * rng.standard_normal(K)
+    names = [[rng.bytes(16).hex() for _ in range(m)] for m in (3, 4, 2)]
+    tercile = np.searchsorted(np.quantile(ctr, [1 / 3, 2 / 3]), ctr)
+    return [[float(v) for v in num], [names[0][t] for t in tercile],
+            [names[1][j] for j in rng.integers(0, 4, K)], [names[2][j] for j in rng.integers(0, 2, K)]]

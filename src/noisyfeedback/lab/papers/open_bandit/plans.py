@@ -12,12 +12,14 @@ import pandas as pd
 QUICK_PLAN: dict[str, Any] = {
     "campaigns": ["all"], "n_boot": 40, "n_flip_draws": 40, "n_sim": 20_000, "seed": 0,
     "flips": [[0.02, 0.1], [0.2, 0.1]], "flip_campaign": "all", "quick_data": {"n": 20_000, "seed": 0},
+    "train_fraction": 0.5,
 }
 
 #: full mode: the authors' 10,000-row sample (``open-bandit/`` in the data directory), three campaigns
 FULL_PLAN: dict[str, Any] = {
     "campaigns": ["all", "men", "women"], "n_boot": 200, "n_flip_draws": 100, "n_sim": 100_000, "seed": 0,
     "flips": [[0.002, 0.1], [0.005, 0.2], [0.2, 0.1]], "flip_campaign": "all", "quick_data": None,
+    "train_fraction": 0.5,
 }
 
 
@@ -59,13 +61,18 @@ def quick_data_dir(engine, plan: dict) -> str:
 
 
 def run(engine, plan: dict, data_dir) -> dict[str, Any]:
-    """Every part of ``plan`` through ``engine``: {"problems": one summary per campaign, "est", "boot", "flips"}."""
+    """Every part of ``plan`` through ``engine``: {"problems": one summary per campaign, "est", "boot", "flips",
+    "learning": the learners trained on part of the random log, per campaign}."""
     ddir = quick_data_dir(engine, plan) if plan.get("quick_data") else (None if data_dir is None else str(data_dir))
     problems = engine.rows(campaign_tasks(plan, ddir, "open_bandit.problem"), "ground truth (BTS's logs)")
     est = pd.DataFrame(engine.rows(campaign_tasks(plan, ddir, "open_bandit.estimates"), "estimates"))
     boot = pd.DataFrame(engine.rows(campaign_tasks(plan, ddir, "open_bandit.bootstrap", n_boot=plan["n_boot"]),
                                     "bootstrap of the relative error"))
     flips = pd.DataFrame(engine.rows(flip_tasks(plan, ddir), "flipped clicks"))
-    for name, df in (("problems", pd.DataFrame(problems)), ("estimates", est), ("bootstrap", boot), ("flips", flips)):
+    learning = pd.DataFrame(engine.rows(campaign_tasks(plan, ddir, "open_bandit.learning",
+                                                       train_fraction=float(plan["train_fraction"])),
+                                        "learners trained on half the random log"))
+    for name, df in (("problems", pd.DataFrame(problems)), ("estimates", est), ("bootstrap", boot), ("flips", flips),
+                     ("learning", learning)):
         engine.write_table(name, df)
-    return {"problems": problems, "est": est, "boot": boot, "flips": flips}
+    return {"problems": problems, "est": est, "boot": boot, "flips": flips, "learning": learning}

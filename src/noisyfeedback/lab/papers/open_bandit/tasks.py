@@ -71,3 +71,16 @@ def flips_task(task: dict) -> list[dict]:
     from ....ope.replication import flip_rows
 
     return flip_rows(_problem(task), task["rho0"], task["rho1"], task["index"], task["n_draws"], seed=task["seed"])
+
+
+@task_kind("open_bandit.learning")
+@_single_threaded
+def learning_task(task: dict) -> list[dict]:
+    """CatalogueSquareCB (item features) and SquareCB (item index) trained on ``train_fraction`` of the random
+    log, evaluated off-policy on the rest, next to the random policy's and BTS's click rates."""
+    from ....datasets.open_bandit import load_item_context
+    from ....ope.replication import learning_table
+
+    items = load_item_context("random", task["campaign"], data_dir=task.get("_data_dir"))
+    return learning_table(_problem(task), items, seed=task["seed"],
+                          train_fraction=task["train_fraction"]).to_dict("records")
