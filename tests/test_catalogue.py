@@ -124,6 +124,38 @@ def test_dense_scores_match_reference(lin, sparse, item_norm):
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
+@pytest.mark.parametrize("interactions", [None, ("ui",)])
+def test_hashed_rounds_of_items_with_the_same_feature_names_score_as_one_candidate_at_a_time(interactions):
+    """Where every candidate of a round has the same feature names (embeddings), the kernel sums the context
+    side once a round for each item feature; the scores are those of each candidate scored alone (a round of
+    one candidate takes the general path), bit for bit, and the reference's; rounds whose candidates differ
+    in one feature name, or in one namespace, or leave one feature out, take the general path."""
+    rng = np.random.default_rng(5)
+    shared = [{"u": {"a": rng.normal(), "b": rng.normal(), "c": "x"}, "v": {"d": rng.normal()}} for _ in range(4)]
+    emb = lambda: {"i": {f"e{j}": rng.normal() for j in range(4)}, "j": {"w": rng.normal()}}  # noqa: E731
+    rounds = [[emb() for _ in range(5)], [emb() for _ in range(3)], [emb() for _ in range(4)], [emb() for _ in range(3)]]
+    rounds[1][2]["i"]["other"] = 1.0         # one more feature: the general path
+    rounds[2][1]["j"] = {"w2": 1.0}          # another name
+    del rounds[3][0]["i"]["e1"]               # one left out
+    r = CandidateRounds.from_features(shared, rounds)
+    alone = CandidateRounds.from_features([shared[i] for i in range(4) for _ in rounds[i]],
+                                          [[a] for acts in rounds for a in acts])
+    L = CatalogueSquareCB(features="hashed", bits=8, interactions=interactions, seed=0)
+    L._init_state(r)
+    L.weights_[:] = rng.normal(size=L.weights_.shape)
+    got = L.decision_function(r)
+    np.testing.assert_array_equal(got, L.decision_function(alone))
+    Q = L._q(r.context.namespaces)
+
+    def triples(H, row):
+        lo, hi = H.indptr[row], H.indptr[row + 1]
+        return list(zip(H.hashes[lo:hi].tolist(), H.values[lo:hi].tolist(), H.ns[lo:hi].tolist()))
+
+    want = [L.weights_ @ ref.phi_hashed(triples(r.context, i), triples(r.items, j), 8, Q)
+            for i in range(r.n_rounds) for j in range(r.offsets[i], r.offsets[i + 1])]
+    np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+
+
 @pytest.mark.parametrize("item_norm", ["none", "unit"])
 @pytest.mark.parametrize("interactions", [None, ("ui",), ("uj",)])
 def test_hashed_scores_match_reference(interactions, item_norm):
