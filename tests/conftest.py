@@ -1,8 +1,16 @@
 import os
+import platform
 import sys
 
-import numpy as np
-import pytest
+# NumPy chooses its SIMD kernels (exp, log, sums, ...) by the CPU it runs on, and their last bits differ
+# between AVX2 and AVX-512 (a flip-rate estimate moved by 0.002). The numbers the tests store
+# (tests/data) are those of the AVX2 kernels: ask for them on every x86-64 machine, before NumPy is first
+# imported, here and in every process the tests start (they inherit the environment).
+if platform.machine().lower() in ("x86_64", "amd64"):
+    os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4,AVX512_ICL,AVX512_SPR")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 
