@@ -371,10 +371,10 @@ class CatalogueEngine(Engine):
             raise ServiceError(422, "the model gives no finite probability for these features; nothing was "
                                     "logged.", "context_features")
         n_draws = int(learner.draws_per_round)
-        seq = self.next_event_seq
+        seq = self.next_event_seq  # a replica's own count of events
         self.next_event_seq += 1
-        if event_id is None:
-            event_id = f"ev~{seq}"
+        if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
+            event_id = f"ev~{seq}" if self.replica is None else f"ev~{self.replica}~{seq}"
         allowed_ids = [ids[i] for i in allowed]
         p_of = dict(zip(allowed_ids, dist.tolist()))
         first = allowed_ids[int(chosen[0])]
@@ -390,14 +390,16 @@ class CatalogueEngine(Engine):
         baselines = None if slots is None else json.dumps([s.get("baseline_action") for s in slots])
         row = EventRow(seq, event_id, time.time(), blob, encode_action(chosen.tolist() if k > 1 else int(chosen[0])),
                        float(probs[0]), dist.tobytes(), n_draws, "online", baselines,
-                       encode_action(greedy if k > 1 else greedy[0]), self.model_version, deferred=bool(defer),
-                       request_sha256=digest, answer=orjson.dumps(answer))
+                       encode_action(greedy if k > 1 else greedy[0]), self.model_version, replica=self.replica,
+                       deferred=bool(defer), request_sha256=digest, answer=orjson.dumps(answer))
         fut = self._loop.create_future()
         self._pending_answers[event_id] = (digest, fut)
         self._pending_ids.add(event_id)
         self._pending_draws += n_draws
         try:
-            await self._write(("event", row))
+            if await self._write(("event", row)) == 0:  # another replica logged this event_id meanwhile
+                raise ServiceError(409, f"event_id {event_id!r} is already in the log; a retry of the same "
+                                        "request gets the answer logged with it.", "event_id")
         except BaseException as exc:
             fut.set_exception(exc if isinstance(exc, ServiceError) else ServiceError(503, str(exc)))
             fut.exception()  # retrieved: no warning when no retry waits on it

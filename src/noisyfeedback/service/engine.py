@@ -163,9 +163,6 @@ class ServiceConfig:
         if self.replica is not None and not is_dsn(self.db):
             raise ValueError("--replica needs a PostgreSQL log (--db postgresql://...): replicas share one "
                              "database.")
-        if self.replica is not None and getattr(self, "action_features", False):
-            raise ValueError("--replica serves the numeric API; replicas of an --action-features service are not "
-                             "supported.")
         if not (isinstance(self.poll_interval, (int, float)) and 0.001 <= self.poll_interval <= 60):
             raise ValueError(f"--poll-interval must be in [0.001, 60] seconds; got {self.poll_interval!r}.")
         if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):
