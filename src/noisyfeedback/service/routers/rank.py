@@ -1,4 +1,4 @@
-"""The routes of a ``rank`` key (an ``admin`` key may call them too): ``POST /rank``, ``POST /reward``,
+r"""The routes of a ``rank`` key (an ``admin`` key may call them too): ``POST /rank``, ``POST /reward``,
 ``GET /apprentice``, ``GET /metrics``; and ``GET /health``, which needs no key.
 
 ``/rank`` and ``/reward`` read their body as bytes and validate it in one step
