@@ -422,3 +422,35 @@ def test_exports():
     assert nf.ope.evaluate_candidates is evaluate_candidates
     assert set(nf.ope.CANDIDATE_ESTIMATORS) == {"ips", "snips", "dm", "dr", "switch-dr", "dros", "sndr"}
     assert nf.ope.SLATE_ESTIMATORS == ("slot-ips", "pi")
+
+
+@pytest.mark.parametrize("per_candidate", [False, True])
+def test_unbiased_estimators_have_the_true_value_as_their_exact_expectation(per_candidate):
+    """Unbiasedness by exact enumeration, not Monte Carlo: over one logged round (the logged candidate drawn
+    from μ, its click from Q flipped with the candidate's ρ0, ρ1), the expectation of IPS and DR with any
+    reward model, and of DM, Switch-DR and DRos with the right one, is Σ_j π_j·Q_j to rounding. (SNIPS and
+    SNDR are self-normalised: consistent, not unbiased at a finite n; their check is the replication test.)"""
+    rng = np.random.default_rng(7)
+    for trial in range(5):
+        m = int(rng.integers(2, 7))
+        mu, pi = rng.dirichlet(np.ones(m)), rng.dirichlet(np.ones(m))
+        Q = rng.uniform(0.05, 0.9, m)
+        if per_candidate:
+            rho0, rho1 = rng.uniform(0, 0.3, m), rng.uniform(0, 0.3, m)
+        else:
+            rho0, rho1 = np.full(m, 0.15), np.full(m, 0.25)
+        observed = rho0 + (1 - rho0 - rho1) * Q             # P(logged click = 1 | candidate)
+        wrong = rng.uniform(0, 1, m)                        # a reward model with no relation to Q
+        right = observed                                    # on the logged rewards' scale (h is applied)
+        truth = float(pi @ Q)
+        kw = {"rho0": rho0 if per_candidate else 0.15, "rho1": rho1 if per_candidate else 0.25,
+              "interval": "none"}
+        plan = [("ips", None, {}), ("dr", wrong, {}), ("dm", right, {}), ("dr", right, {}),
+                ("switch-dr", right, {"tau": 1.5}), ("dros", right, {"lam": 2.0})]
+        for est, model, extra in plan:
+            expect = 0.0
+            for j in range(m):
+                for click, p_click in ((1.0, observed[j]), (0.0, 1 - observed[j])):
+                    e = evaluate_candidates([0, m], [j], [mu[j]], [click], pi, est, model, **kw, **extra)
+                    expect += mu[j] * p_click * e.value
+            assert expect == pytest.approx(truth, rel=1e-12, abs=1e-12), (trial, est, expect, truth)
