@@ -430,16 +430,16 @@ def teacher_rows() -> list[dict]:
 def service_rows(seconds: float) -> list[dict]:
     """The service load test (benchmarks/service_load.py): rank+reward pairs over HTTP on 127.0.0.1 at
     1,000 pairs/s offered (500 for the action-feature shapes), for each request shape, on a SQLite log
-    (fsynced) and, for the numeric API in the same run, on PostgreSQL with 2 replicas (requests
-    alternated between them)."""
+    (fsynced) and, for the numeric and action-feature APIs in the same run, on PostgreSQL with 2 replicas
+    (requests alternated between them)."""
     try:
         import service_load
     except ImportError:
         return []
     rows = []
     for shape in service_load.SHAPES:
-        # replicas serve the numeric API (an action-feature service runs as one process)
-        for backend in ("sqlite", "postgres") if shape == "numeric" else ("sqlite",):
+        # replicas on PostgreSQL: the numeric and the action-feature API (multi-slot: SQLite only)
+        for backend in ("sqlite", "postgres") if shape in ("numeric", "features") else ("sqlite",):
             try:
                 rate = 1000.0 if shape == "numeric" else 500.0
                 r = service_load.run(seconds=seconds, rate=rate, conns=32, shape=shape, backend=backend)
