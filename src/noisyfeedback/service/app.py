@@ -239,7 +239,6 @@ def _telemetry() -> dict | None:
     off otherwise. FastAPI asks for the global providers on every request to decide, which cost about a
     tenth of a rank+reward pair's CPU for a service that exports nothing."""
     try:
-        from fastapi.telemetry import TelemetryConfig  # noqa: F401
         from fastapi.telemetry._asgi import NativeTelemetry
     except ImportError:  # a FastAPI without native telemetry
         return None

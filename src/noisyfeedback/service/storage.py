@@ -177,6 +177,8 @@ class SQLiteStorage:
         self.synchronous = synchronous.upper()
         self.busy_timeout = float(busy_timeout)
         self._local = threading.local()
+        self._key_roles: dict[str, str] = {}  # key_role's memory, valid while the keys mark is _key_roles_mark
+        self._key_roles_mark: int | None = None
         con = self._con()
         try:
             con.executescript(SCHEMA)
@@ -379,7 +381,8 @@ class SQLiteStorage:
                 return 0
             h = found[0]
         n = self._x("DELETE FROM api_keys WHERE hash = ?", (h,)).rowcount
-        self._keys_changed()
+        if n:
+            self._keys_changed()
         return n
 
     def add_snapshot(self, path: str, reward_seq: int, event_seq: int, digest: str | None = None,
@@ -394,15 +397,14 @@ class SQLiteStorage:
     def key_role(self, key_hash: str) -> str | None:
         """The role of the key with this hash (None: unknown or revoked); kept once seen, until a key changes."""
         mark = self._keys_mark()  # before the read: a change after it is seen by the next call
-        cache = self.__dict__.get("_key_roles")
-        if cache is None or self.__dict__.get("_key_roles_mark") != mark:
-            cache = self._key_roles = {}
+        if mark != self._key_roles_mark:
+            self._key_roles.clear()
             self._key_roles_mark = mark
-        role = cache.get(key_hash)
+        role = self._key_roles.get(key_hash)
         if role is None:
             role = self._read_key_role(key_hash)
-            if role is not None and len(cache) < self.KEY_CACHE_SIZE:
-                cache[key_hash] = role
+            if role is not None and len(self._key_roles) < self.KEY_CACHE_SIZE:
+                self._key_roles[key_hash] = role
         return role
 
     def _read_key_role(self, key_hash: str) -> str | None:
