@@ -7,7 +7,7 @@ Settings: digits (1,200 training rows, the rest test), UCI Letter (16,000 / 4,00
 noise at ρ = 0.2, 0.4, 0.6. Features standardised on the training rows (the same for all).
 Seeds: ``TEST_SEEDS`` for the reported numbers; ``TUNE_SEEDS`` (disjoint) for choosing defaults.
 
-    python benchmarks/label_noise.py --data-dir ../shared/data [--tune] [--datasets digits,toy]
+    python benchmarks/label_noise.py --data-dir DATA [--tune] [--datasets digits,toy]
         [--kinds symmetric,pair] [--rhos 0.2,0.4,0.6] [--out runs.csv]
 
 benchmarks/label_noise_report.py merges the CSVs into the label-noise tables of RESULTS.md.

@@ -15,7 +15,7 @@ reported seed 0); ours are never tuned here (defaults chosen by benchmarks/tune_
 see benchmarks/RESULTS.md, "How the defaults were chosen"). Error: online error of the greedy prediction against the true label over all
 rounds (``Trace.error_rate``).
 
-    python benchmarks/recommend.py --data-dir ../shared/data            # both tables
+    python benchmarks/recommend.py --data-dir DATA            # both tables
     python benchmarks/recommend.py --rounds 300000 --datasets mnist,digits --vw-rounds 10000
 """
 

@@ -4,7 +4,7 @@ Tuning data are NOT the reported runs: the MNIST and Fashion-MNIST *test* splits
 UCI digits and SynSep (seed 100), simulation seeds 100 and up, 200 000 rounds; the reported runs use
 the train splits (and Letter, which is not tuned on at all), seeds 0.., 1e6 rounds.
 
-    python benchmarks/tune_oracle.py --data-dir ../shared/data --out /tmp/tune.csv
+    python benchmarks/tune_oracle.py --data-dir DATA --out /tmp/tune.csv
 """
 
 from __future__ import annotations

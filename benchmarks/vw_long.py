@@ -7,7 +7,7 @@ runs that one configuration on to ``--rounds`` on the same row order (simulation
 SquareCB with default parameters over the same rounds, in the same process. The grid is not rerun: at 1e6
 rounds it would cost 6 configurations x 10 minutes a setting.
 
-    python benchmarks/vw_long.py --data-dir ../shared/data --from benchmarks/results/recommend_vw50k.md \\
+    python benchmarks/vw_long.py --data-dir DATA --from benchmarks/results/recommend_vw50k.md \\
         --datasets mnist --out benchmarks/results/vw_long_mnist.csv
     python benchmarks/vw_long.py --render benchmarks/results/vw_long_*.csv
 """
