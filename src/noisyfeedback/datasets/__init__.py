@@ -40,6 +40,7 @@ from .loaders import (
 from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy
 from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
+from .streams import FORMATS, LogChunk, register_format, stream_log
 from .vw_adf import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format, read_vw_adf,
                      read_vw_ccb, write_vw_adf, write_vw_ccb)
 from .open_bandit import (
@@ -94,6 +95,10 @@ __all__ = [
     "write_vw_cb",
     "read_log",
     "write_log",
+    "stream_log",
+    "LogChunk",
+    "register_format",
+    "FORMATS",
     "read_vw_adf",
     "write_vw_adf",
     "read_vw_ccb",

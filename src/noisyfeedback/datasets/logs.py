@@ -33,29 +33,15 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
+from .streams import BanditLog, concat_chunks, stream_log
+
 __all__ = ["BanditLog", "read_vw_cb", "write_vw_cb", "read_log", "write_log"]
-
-
-@dataclass
-class BanditLog:
-    """Logged rows: X (n, d) (CSR from VW text, dense from tables), actions (n,) int64 0-based,
-    rewards (n,) float64, propensities (n,) float64, feature_names (d names, or None when hashed)."""
-
-    X: Any
-    actions: np.ndarray
-    rewards: np.ndarray
-    propensities: np.ndarray
-    feature_names: list[str] | None = None
-
-    def __iter__(self):  # X, actions, rewards, propensities = log
-        return iter((self.X, self.actions, self.rewards, self.propensities))
 
 
 def _lines(source) -> tuple[str, list[str]]:
@@ -276,128 +262,18 @@ def write_vw_cb(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, pro
     return path
 
 
-def read_log(path: str | os.PathLike, action: str = "action", reward: str = "reward",
-             propensity: str = "propensity", features: Sequence[str] | None = None) -> BanditLog:
+def read_log(path: Any, action: str = "action", reward: str = "reward", propensity: str = "propensity",
+             features: Sequence[str] | None = None, *, format: str | None = None, **options: Any) -> BanditLog:
     """Read a CSV or Parquet log with named columns: ``action`` (0-based ints), ``reward``,
     ``propensity``, and feature columns (``features``, default every other column, each of which must
     then be numeric). The decision service's ``export-log -o log.parquet`` is read as such (see the
-    module docstring). Every value is checked; a bad one raises ValueError naming column and row."""
-    import pandas as pd
+    module docstring). Every value is checked; a bad one raises ValueError naming column and row.
 
-    path = Path(path)
-    df = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    if _is_service_export(df) and (action, reward, propensity, features) == ("action", "reward", "propensity",
-                                                                             None):
-        return _read_service_export(path, df)
-    for col in (action, reward, propensity):
-        if col not in df.columns:
-            raise ValueError(f"{path}: no column named {col!r}; the columns are {list(df.columns)}.")
-    if features is None:
-        features = [c for c in df.columns if c not in (action, reward, propensity)]
-    missing = [c for c in features if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: feature column(s) {missing} not found.")
-    X = np.empty((len(df), len(features)), dtype=np.float64)
-    for j, c in enumerate(features):
-        X[:, j] = _numeric_column(path, df[c], c, "feature")
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = (int(k[0]) for k in np.nonzero(bad))
-        raise ValueError(f"{path}: feature column {features[j]!r} is missing or not finite in data row {i}.")
-    a = _action_column(path, df[action], action)
-    r = _numeric_column(path, df[reward], reward, "reward")
-    p = _numeric_column(path, df[propensity], propensity, "propensity")
-    _check_rewards_propensities(path, r, p, reward, propensity)
-    return BanditLog(np.ascontiguousarray(X), a, r, p, [str(c) for c in features])
-
-
-def _numeric_column(path: Path, col, name, what: str) -> np.ndarray:
-    """A column as float64; a cell that is not a number raises naming the column and the data row."""
-    import pandas as pd
-
-    if pd.api.types.is_bool_dtype(col.dtype) or not pd.api.types.is_numeric_dtype(col.dtype):
-        values = pd.to_numeric(col, errors="coerce")
-        bad = values.isna() & col.notna()
-        if bad.any() or pd.api.types.is_bool_dtype(col.dtype):
-            i = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else 0
-            raise ValueError(f"{path}: {what} column {name!r} holds {col.iloc[i]!r}, not a number, in data row {i}"
-                             + (" (pass features= to choose the feature columns)." if what == "feature" else "."))
-        col = values
-    return col.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def _action_column(path: Path, col, name) -> np.ndarray:
-    """0-based int actions in [0, 2**63): ints (of any width), or text of decimal digits."""
-    import pandas as pd
-
-    values = col.to_numpy()
-    if values.dtype.kind == "i":
-        bad = values < 0
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{path}: column {name!r} must hold 0-based actions >= 0; data row {i} has {values[i]}.")
-        return values.astype(np.int64)
-    if values.dtype.kind == "u":
-        ints = [int(v) for v in values]
-    elif values.dtype == object:
-        ints = []
-        for i, v in enumerate(values):
-            t = str(v) if isinstance(v, (str, int, np.integer)) and not isinstance(v, (bool, np.bool_)) else None
-            if t is None or not (t.isascii() and t.isdigit()):
-                raise ValueError(f"{path}: column {name!r} must hold integer action indices; data row {i} has {v!r}.")
-            ints.append(int(t))
-    else:
-        raise ValueError(f"{path}: column {name!r} must hold integer action indices; got dtype {values.dtype}.")
-    for i, v in enumerate(ints):
-        if not 0 <= v <= _INT64_MAX:
-            raise ValueError(f"{path}: column {name!r}: the action {v} in data row {i} is not in [0, 2**63).")
-    return np.array(ints, dtype=np.int64)
-
-
-def _check_rewards_propensities(path, r: np.ndarray, p: np.ndarray, reward: str, propensity: str) -> None:
-    bad = ~np.isfinite(r)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{path}: column {reward!r} must hold finite rewards; data row {i} has {float(r[i])!r}.")
-    bad = ~((p > 0) & (p <= 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{path}: column {propensity!r} must hold propensities in (0, 1]; data row {i} has {float(p[i])!r}.")
-
-
-#: the columns of the decision service's Parquet export that read_log uses
-_SERVICE_COLUMNS = ("event_id", "context", "action", "probability", "reward")
-
-
-def _is_service_export(df) -> bool:
-    return all(c in df.columns for c in _SERVICE_COLUMNS) and "propensity" not in df.columns
-
-
-def _read_service_export(path: Path, df) -> BanditLog:
-    """The service's export: rewarded events in event order; X from ``context``, columns ``0``…``d−1``."""
-    rewarded = df["reward"].notna().to_numpy()
-    df = df[rewarded]
-    if not len(df):
-        raise ValueError(f"{path}: the export holds no rewarded event.")
-    rows = df["context"].tolist()
-    d = len(rows[0])
-    for i, ctx in enumerate(rows):
-        if ctx is None or len(ctx) != d:
-            raise ValueError(f"{path}: column 'context' has {0 if ctx is None else len(ctx)} values in data row "
-                             f"{i} of the rewarded events, {d} in the first.")
-    X = np.array([np.asarray(c, dtype=np.float64) for c in rows], dtype=np.float64).reshape(len(rows), d)
-    bad = ~np.isfinite(X)
-    if bad.any():
-        i, j = (int(k[0]) for k in np.nonzero(bad))
-        raise ValueError(f"{path}: column 'context' is not finite in rewarded event {i}, feature {j}.")
-    for i, v in enumerate(df["action"].tolist()):
-        if isinstance(v, str) and "," in v:
-            raise ValueError(f"{path}: rewarded event {i} played the set {v!r}; read_log reads single actions.")
-    a = _action_column(path, df["action"].astype(object), "action")
-    r = _numeric_column(path, df["reward"], "reward", "reward")
-    p = _numeric_column(path, df["probability"], "probability", "propensity")
-    _check_rewards_propensities(path, r, p, "reward", "probability")
-    return BanditLog(np.ascontiguousarray(X), a, r, p, [str(j) for j in range(d)])
+    ``path``: a file, a directory of files, a glob, a list of paths or a ``pyarrow.dataset.Dataset``.
+    The whole log in memory: the chunks of :func:`noisyfeedback.datasets.streams.stream_log`
+    concatenated (for a log larger than memory, stream it)."""
+    return concat_chunks(stream_log(path, format=format, action=action, reward=reward, propensity=propensity,
+                                    features=features, **options))
 
 
 def write_log(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, propensities: Any,
