@@ -202,6 +202,25 @@ def test_results_table_rows_and_columns(tmp_path):
     assert files == sorted(f"{t}.parquet" for t in df["task_id"])
 
 
+def test_results_summary_reads_at_80_columns(tmp_path):
+    """The summary `noisyfeedback run` prints: every line within 80 columns, one setting per row with its
+    grid values, no column narrower than its numbers."""
+    from rich.console import Console
+
+    from noisyfeedback.lab.commands import results_table
+
+    path = run_experiment(tiny(), tmp_path / "out", progress=False)
+    console = Console(width=80, record=True, color_system=None)
+    console.print(results_table(path))
+    text = console.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    flat = " ".join(text.split())
+    assert "RCNBF(gamma=" in flat.replace("│", "").replace("  ", " ")
+    # a number is never broken over lines: each row's mean ± std stays on its line
+    assert sum(bool(re.search(r"\d ± \d", line)) for line in text.splitlines()) == read_results(path).groupby(
+        ["dataset", "channel", "learner", "learner.gamma"], dropna=False).ngroups
+
+
 def test_rerun_skips_finished_tasks_and_another_config_is_refused(tmp_path):
     out = tmp_path / "out"
     run_experiment(tiny(), out, progress=False)

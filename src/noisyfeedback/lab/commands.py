@@ -216,29 +216,51 @@ def _fmt(v: Any) -> str:
     return escape(str(v))
 
 
+def _setting(keys: list[str], group: tuple) -> str:
+    """One readable label for a group of a results table: ``phase: dataset · channel(p=v) · learner(p=v)``,
+    each name followed by its grid parameters that take more than one value."""
+    values = dict(zip(keys, group))
+    parts = []
+    for owner in ("dataset", "channel", "learner"):
+        params = [f"{k.split('.', 1)[1]}={values[k]}" for k in keys if k.startswith(owner + ".")]
+        name = str(values.get(owner, "")) if owner in values else ""
+        if "(" in name:  # a display name that already shows its parameters, e.g. NoisyBandit(0.2,0.4)
+            params = []
+        if name or params:
+            parts.append(name + (f"({', '.join(params)})" if params else ""))
+    label = " · ".join(parts)
+    return f"{values['phase']}: {label}" if "phase" in values else label
+
+
 def results_table(path: Path) -> Table:
-    """The numbers of a results table: final error (or MSE) mean ± std, min, max over seeds, per
-    (phase,) dataset, channel, learner and grid value (parameter columns with several values)."""
+    """The numbers of a results table: final error (or MSE) mean ± std, min, max over seeds, one row per
+    (phase,) dataset, channel, learner and grid value (parameter columns with several values), the
+    setting in one folded column so that the table reads at 80 columns."""
     import pandas as pd
 
     frame = pd.read_parquet(path)
-    keys = [k for k in ("phase", "dataset", "channel", "learner") if k in frame.columns]
+    keys = [k for k in ("phase", "dataset", "channel", "learner") if k in frame.columns
+            and (k != "phase" or frame[k].nunique() > 1)]
     # grid axes: the parameter columns that take more than one value
     keys += [c for c in frame.columns if c.split(".")[0] in ("dataset", "channel", "learner") and "." in c
              and frame[c].astype(str).nunique() > 1]
     metric = "error_rate" if "error_rate" in frame.columns else None
     regression = "mse" in frame.columns and frame["mse"].notna().all()
-    table = Table(title=f"{escape(str(path))}: {'MSE' if regression else 'final error rate'} over seeds",
-                  title_justify="left")
-    for k in keys:
-        table.add_column(k, overflow="fold")
-    for col in ("seeds", "rounds", "mean ± std", "min", "max"):
+    rounds = frame["n_rounds"].unique() if "n_rounds" in frame else []
+    per_row_rounds = len(rounds) > 1
+    title = f"{escape(str(path))}: {'MSE' if regression else 'final error rate'} over seeds"
+    if len(rounds) == 1:
+        title += f", {_fmt(rounds[0])} rounds"
+    table = Table(title=title, title_justify="left")
+    table.add_column("setting", overflow="fold", ratio=1)
+    for col in ("seeds",) + (("rounds",) if per_row_rounds else ()) + ("mean ± std", "min", "max"):
         table.add_column(col, justify="right", no_wrap=True)
     for group, g in frame.groupby(keys, sort=False, dropna=False) if keys else [((), frame)]:
         group = group if isinstance(group, tuple) else (group,)
         e = g[metric].to_numpy(dtype=float) if metric else np.full(len(g), np.nan)
         std = e.std(ddof=1) if len(e) > 1 else 0.0
-        rounds = g["n_rounds"].iloc[0] if "n_rounds" in g else None
-        table.add_row(*(escape(str(v)) for v in group), str(len(g)), _fmt(rounds),
-                      f"{e.mean():.4g} ± {std:.2g}", f"{e.min():.4g}", f"{e.max():.4g}")
+        cells = [escape(_setting(keys, group)), str(len(g))]
+        if per_row_rounds:
+            cells.append(_fmt(g["n_rounds"].iloc[0]))
+        table.add_row(*cells, f"{e.mean():.4g} ± {std:.2g}", f"{e.min():.4g}", f"{e.max():.4g}")
     return table
