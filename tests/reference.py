@@ -413,6 +413,12 @@ def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback
     S = systematic_sample(pi, m, us[0], label_order(us, m, K))
     ft = flip(int(y in S), u_feedback, rho0, rho1)
     e = ft - v[S].sum()
+    _oracle_update(W, b, G, Gb, x, S, e, m, lr, oracle)
+    return W, b, G, Gb, yhat, S, ft
+
+
+def _oracle_update(W, b, G, Gb, x, S, e, m, lr, oracle):
+    """The square-loss step of every label of S with residual e on the unit-norm row x (in place)."""
     if oracle == "ridge":
         for a in S:
             z = np.append(x, 1.0)
@@ -435,7 +441,17 @@ def oracle_step(W, b, G, Gb, x, sets_fn, y, m, kind, explore, lr, us, u_feedback
             for a in S:
                 W[a] += c * x
                 b[a] += c
-    return W, b, G, Gb, yhat, S, ft
+
+
+def oracle_learn_step(W, b, G, Gb, x, S, f, m, lr, oracle="adagrad"):
+    """One logged round of ``learn``: values v = W x̂ + b, residual e = f − Σ_{a∈S} v_a of the logged reward f
+    (a 0/1 click or any real number, fitted as it is), the square-loss step. Returns (W, b, G, Gb)."""
+    W, b, G, Gb = W.copy(), b.copy(), G.copy(), Gb.copy()
+    norm = np.sqrt(x @ x)
+    x = x / norm if norm > 0 else x
+    v = W @ x + b
+    _oracle_update(W, b, G, Gb, x, list(S), f - v[list(S)].sum(), m, lr, oracle)
+    return W, b, G, Gb
 
 
 def rate_tally(c, a, ft, margin):

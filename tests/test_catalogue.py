@@ -568,3 +568,67 @@ def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin, fu
     np.testing.assert_array_equal(t1, t2)
     np.testing.assert_array_equal(G1, G2)
     assert not np.array_equal(t1, theta)
+
+
+# ------------------------------------------------------------- graded (real-valued) rewards
+def test_ridge_graded_rewards_are_the_batch_ridge_solution():
+    rng = np.random.default_rng(4)
+    r = _random_rounds(rng, n=40, d_c=3, d_a=2)
+    L = CatalogueSquareCB(oracle="ridge", lam=0.7, seed=0)
+    actions, probs = L.act(r)
+    f = rng.uniform(-1.0, 1.0, size=r.n_rounds)
+    L.learn(r, actions, f, probs)
+    Phi = np.array([ref.phi_dense(r.context[i], r.items[r.offsets[i] + actions[i]]) for i in range(r.n_rounds)])
+    np.testing.assert_allclose(L.weights_, ref.ridge_solution(Phi, f, 0.7), rtol=1e-8, atol=1e-10)
+
+
+def _kinds_rounds(rng, n, start):
+    """Rounds of 5 new candidates (ids never seen before), each of kind 'good' or 'plain' (at least one of each),
+    a user feature each round; hashed from JSON-like dicts as the service does."""
+    shared, actions, kinds = [], [], []
+    for i in range(n):
+        kind = rng.permutation(["good", "plain"] + list(rng.choice(["good", "plain"], 3)))
+        kinds.append(kind == "good")
+        shared.append({"user": {"hour": int(rng.integers(0, 24)), "device": str(rng.choice(["a", "b"]))}})
+        actions.append([{"item": {"id": f"x{start + 5 * i + j}", "kind": str(k)}} for j, k in enumerate(kind)])
+    return CandidateRounds.from_features(shared, actions), np.array(kinds)
+
+
+@pytest.mark.parametrize("cls", [CatalogueSquareCB, CatalogueEpsilonGreedy])
+def test_graded_rewards_learn_the_good_kind_of_candidate(cls):
+    """Rewards 0.8 for the good kind of candidate and 0.3 for the others (never 0 or 1), 2,000 rounds; then
+    rounds of new candidate ids: the top-ranked candidate is of the good kind in at least 80 % of them."""
+    rng = np.random.default_rng(0)
+    L = cls(features="hashed", bits=18, seed=0)
+    train, good = _kinds_rounds(rng, 2000, 0)
+    for lo in range(0, 2000, 100):
+        part = train[lo:lo + 100]
+        a, p = L.act(part)
+        L.learn(part, a, np.where(good[lo:lo + 100][np.arange(100), a], 0.8, 0.3), p)
+    test, good_t = _kinds_rounds(rng, 300, 10 ** 6)
+    top = L.predict(test)
+    assert good_t[np.arange(300), top].mean() >= 0.8
+
+
+def test_catalogue_graded_rewards_with_flip_rates_are_refused_and_clicks_keep_their_bits():
+    stream = ranking_stream(n_rounds=30, context_dim=3, item_dim=2, n_candidates=4, seed=0)
+    r = stream.rounds
+    L = CatalogueSquareCB(rho0=0.1, seed=0)
+    a, p = L.act(r)
+    f = np.full(30, 0.5)
+    with pytest.raises(ValueError, match="rho0=0.1, rho1=0.0.*flip correction is for clicks.*row 0 has 0.5"):
+        L.learn(r, a, f, p)
+    clicks = (np.arange(30) % 3 == 0).astype(np.int64)
+    want = CatalogueSquareCB(seed=0).learn(r, a, clicks, p).weights_
+    for g in (clicks.astype(bool), clicks.astype(np.float64), np.where(clicks == 1, 1.0, -0.0)):
+        np.testing.assert_array_equal(CatalogueSquareCB(seed=0).learn(r, a, g, p).weights_, want)
+        np.testing.assert_array_equal(CatalogueSquareCB(seed=0).fit_logged(r, a, g, p).weights_, want)
+    with pytest.raises(ValueError, match="feedback must be finite; row 4"):
+        CatalogueSquareCB(seed=0).learn(r, a, np.where(np.arange(30) == 4, np.inf, 0.5), p)
+    # several slots: graded rewards per slot, refused naming the round
+    L2 = CatalogueSquareCB(n_slots=2, seed=0)
+    a2, p2 = L2.act(r)
+    L2.learn(r, a2, np.full((30, 2), 0.4), p2)
+    assert L2.weights_.any()
+    with pytest.raises(ValueError, match="feedback must be finite; row 7 has \\[0.4, nan\\]"):
+        L2.learn(r, a2, np.where(np.arange(60).reshape(30, 2) == 15, np.nan, 0.4), p2)

@@ -142,9 +142,9 @@ def test_bad_input_is_rejected_naming_the_row(cls, stream):
     with pytest.raises(ValueError, match="row 7"):
         CandidateRounds(r.context, bad, r.offsets)
     learner, actions, f, probs = interact(learner, stream)
-    bad_f = f.copy()
-    bad_f.flat[4] = 2
-    with pytest.raises(ValueError, match="0 or 1"):
+    bad_f = f.astype(np.float64)
+    bad_f.flat[4] = np.nan
+    with pytest.raises(ValueError, match="finite; row 4"):
         learner.learn(r, actions, bad_f, probs)
     with pytest.raises(TypeError, match="CandidateRounds"):
         learner.act(np.zeros((3, 5)))

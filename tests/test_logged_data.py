@@ -206,3 +206,16 @@ def test_load_csv_returns_label_names(tmp_path):
     num = tmp_path / "num.csv"
     num.write_text("1,2,-1\n3,4,1\n")
     assert nf.datasets.load_csv(num, return_classes=True)[2].tolist() == [-1, 1]
+
+
+def test_zero_one_costs_read_as_rewards_without_negative_zero_and_train(tmp_path):
+    """VW's classic costs (0 good, 1 bad) read as rewards −cost: 0.0 (not −0.0) and −1.0; fit_logged learns
+    from them as they are (no dtype complaint) and prefers the action of cost 0; written back, no "-0.0"."""
+    rng = np.random.default_rng(0)
+    lines = [f"{a + 1}:{0 if a == 1 else 1}:0.5 | x:{rng.normal()!r}" for a in rng.integers(0, 2, 200)]
+    log = nf.datasets.read_vw_cb(lines)
+    assert set(log.rewards.tolist()) == {0.0, -1.0} and not np.signbit(log.rewards[log.rewards == 0.0]).any()
+    learner = nf.SquareCB(2, seed=0).fit_logged(log.X, log.actions, log.rewards, log.propensities)
+    assert (learner.predict(log.X) == 1).all()
+    out = nf.datasets.write_vw_cb(tmp_path / "back.vw", log.X, log.actions, log.rewards, log.propensities)
+    assert "-0.0" not in out.read_text()

@@ -12,7 +12,7 @@ from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORA
                                           POLICY_IGW,
                                           label_order, oracle_simulate, policy, row_sqnorms, set_probability,
                                           systematic_sample)
-from noisyfeedback.learners._linear import kernel_view
+from noisyfeedback.learners._linear import check_rewards, kernel_view
 from test_simulate import python_loop
 from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
 
@@ -411,3 +411,115 @@ def test_ridge_oracle_parameters_and_state_checks(tmp_path):
     learner.set_params(oracle="adagrad")
     nf.simulate(learner, X, y, nf.feedback.NoisyBandit(0.1, 0.1), n_rounds=50, seed=1)
     assert learner.ridge_inverse_.shape == (5, 0, 0)
+
+
+# ------------------------------------------------------------- graded (real-valued) rewards
+@pytest.mark.parametrize("oracle,m", [("adagrad", 1), ("normalized", 1), ("ridge", 1), ("adagrad", 2)])
+def test_learn_graded_rewards_matches_reference(rng, oracle, m):
+    """learn with real-valued rewards (never 0 or 1, some negative) = the twin's step on the reward as it is."""
+    K, n = 5, 40
+    X, _ = _problem(rng, n=n, K=K)
+    sets = np.sort(np.array([rng.choice(K, size=m, replace=False) for _ in range(n)]), axis=1)
+    f = rng.uniform(-1.0, 1.0, size=n)
+    learner = nf.SquareCB(K, m=m, oracle=oracle, learning_rate=0.4, seed=0)
+    learner.learn(X, sets[:, 0] if m == 1 else sets, f, np.full(n, 0.5))
+    d = X.shape[1]
+    W, b, Gb = np.zeros((K, d)), np.zeros(K), np.zeros(K)
+    G = np.repeat(np.eye(d + 1)[None], K, axis=0) / learner.lam if oracle == "ridge" else np.zeros((K, d))
+    for i in range(n):
+        W, b, G, Gb = ref.oracle_learn_step(W, b, G, Gb, X[i], sets[i], f[i], m, 0.4, oracle)
+    np.testing.assert_allclose(learner.W_, W, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+    np.testing.assert_allclose(learner.intercept_, b, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
+    assert np.abs(b).max() > 0.05  # the rewards moved the model
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_ridge_oracle_graded_rewards_are_the_batch_ridge_solution(rng, sparse):
+    K, n, d, lam = 3, 50, 4, 0.7
+    X = rng.normal(size=(n, d))
+    actions, f = rng.integers(0, K, n), rng.uniform(-1.0, 1.0, n)
+    learner = nf.SquareCB(K, oracle="ridge", lam=lam, seed=0)
+    learner.learn(sp.csr_matrix(X) if sparse else X, actions, f, np.full(n, 1.0 / K))
+    for a in range(K):
+        w, b0 = _ridge_solution(X[actions == a], f[actions == a], lam)
+        np.testing.assert_allclose(learner.W_[a], w, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(learner.intercept_[a], b0, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("make", [lambda K: nf.SquareCB(K, seed=0), lambda K: nf.EpsilonGreedy(K, seed=0),
+                                  lambda K: nf.SquareCB(K, oracle="adagrad", seed=0)],
+                         ids=["SquareCB", "EpsilonGreedy", "SquareCB-adagrad"])
+def test_graded_rewards_learn_the_good_action(make):
+    """A stream where action 2 earns 0.8 and every other action 0.3 (never 0 or 1): the learner learns to
+    prefer action 2 (and a learner that read every reward as 0 would not)."""
+    rng = np.random.default_rng(7)
+    K, n = 4, 3000
+    X = rng.normal(size=(n, 6))
+    learner = make(K)
+    for lo in range(0, n, 100):
+        a, p = learner.act(X[lo:lo + 100])
+        learner.learn(X[lo:lo + 100], a, np.where(a == 2, 0.8, 0.3), p)
+    test = rng.normal(size=(500, 6))
+    assert (learner.predict(test) == 2).mean() >= 0.95
+    v = learner.decision_function(test).mean(axis=0)
+    assert abs(v[2] - 0.8) < 0.15 and np.abs(v[[0, 1, 3]] - 0.3).max() < 0.15  # the rewards as they are
+
+
+def test_click_rewards_keep_their_bits_whatever_their_dtype(rng):
+    """0/1 rewards as int64, bool, float64 (a table, VW text), float32 or −0.0 (−cost of a 0-cost label) take
+    the click path: the same bits; fit_logged accepts them all."""
+    K, n = 4, 60
+    X, _ = _problem(rng, n=n, K=K)
+    a, f = rng.integers(0, K, n), rng.integers(0, 2, n)
+    p = np.full(n, 0.25)
+    want = nf.SquareCB(K, seed=0).learn(X, a, f, p)
+    for g in (f.astype(bool), f.astype(np.float64), f.astype(np.float32), np.where(f == 1, 1.0, -0.0)):
+        got = nf.SquareCB(K, seed=0).learn(X, a, g, p)
+        np.testing.assert_array_equal(got.W_, want.W_)
+        np.testing.assert_array_equal(got.intercept_, want.intercept_)
+        np.testing.assert_array_equal(nf.SquareCB(K, seed=0).fit_logged(X, a, g, p).W_, want.W_)
+
+
+def test_negated_costs_have_no_negative_zero(rng):
+    """Rewards −cost of costs 0/1 (−0.0 and −1.0, as VW's cost labels read into rewards): fit_logged takes
+    them (no dtype complaint) and learns exactly as from 0.0/−1.0; the action of cost 0 wins."""
+    K, n = 3, 900
+    X = rng.normal(size=(n, 5))
+    a = rng.integers(0, K, n)
+    cost = (a != 1).astype(np.float64)  # action 1 costs 0, the others 1
+    neg = -cost
+    assert np.signbit(neg[a == 1]).all()  # the oddity: −0.0
+    got = nf.SquareCB(K, seed=0).fit_logged(X, a, neg, np.full(n, 1.0 / K))
+    want = nf.SquareCB(K, seed=0).fit_logged(X, a, np.where(cost == 1.0, -1.0, 0.0), np.full(n, 1.0 / K))
+    np.testing.assert_array_equal(got.W_, want.W_)
+    np.testing.assert_array_equal(got.intercept_, want.intercept_)
+    graded = check_rewards(np.array([0.5, -0.0, -1.0]), 3, "SquareCB")
+    assert graded.dtype == np.float64 and not np.signbit(graded[1])
+    assert (got.predict(X[:200]) == 1).mean() >= 0.95
+
+
+@pytest.mark.parametrize("params", [dict(rho0=0.1), dict(rho1=0.2), dict(rho0=[0.0, 0.1, 0.0]),
+                                    dict(rho0="estimate", rho1="estimate")])
+def test_graded_rewards_with_flip_rates_are_refused(params):
+    X = np.random.default_rng(0).normal(size=(3, 4))
+    learner = nf.SquareCB(3, seed=0, **params)
+    with pytest.raises(ValueError, match=r"flip correction is for clicks \(rewards 0 or 1\), but row 1 has 0.5"):
+        learner.learn(X, [0, 1, 2], [1, 0.5, 0], np.full(3, 1 / 3))
+    assert not hasattr(learner, "W_") or not learner.W_.any()  # nothing learned
+    with pytest.raises(ValueError, match="flip correction is for clicks"):
+        learner.fit_logged(X, [0, 1, 2], np.array([1.0, 0.5, 0.0]), np.full(3, 1 / 3))
+    learner.learn(X, [0, 1, 2], np.array([1.0, 0.0, 1.0]), np.full(3, 1 / 3))  # clicks: the correction applies
+
+
+def test_bad_rewards_are_refused_naming_the_row():
+    X = np.random.default_rng(0).normal(size=(3, 4))
+    learner = nf.SquareCB(3, seed=0)
+    with pytest.raises(ValueError, match="feedback must be finite; row 2 has nan"):
+        learner.learn(X, [0, 1, 2], [0.5, 0.2, np.nan], np.full(3, 1 / 3))
+    with pytest.raises(TypeError, match="feedback must hold numbers"):
+        learner.learn(X, [0, 1, 2], ["a", "b", "c"], np.full(3, 1 / 3))
+    with pytest.raises(ValueError, match=r"feedback must have shape \(3,\)"):
+        learner.learn(X, [0, 1, 2], [0.5, 0.2], np.full(3, 1 / 3))
+    # a learner of clicks names itself and the row, and points to the regression oracles
+    with pytest.raises(ValueError, match=r"0 or 1 \(Banditron learns from clicks.*row 1 has 0.5"):
+        nf.Banditron(3, seed=0).fit_logged(X, [0, 1, 2], np.array([1.0, 0.5, 0.0]), np.full(3, 1 / 3))

@@ -205,7 +205,7 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str | None =
     X = sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64),
                        np.array(indptr, dtype=np.int64)), shape=(len(actions), d))
     cost = np.array(costs, dtype=np.float64)
-    rewards = -cost if reward == "negative_cost" else 1.0 - cost
+    rewards = 0.0 - cost if reward == "negative_cost" else 1.0 - cost  # 0.0 - 0.0: no -0.0
     names = None if features == "hash" else [str(j) for j in range(d)] if features == "column" else list(vocab)
     return BanditLog(X, np.array(actions, dtype=np.int64), rewards, np.array(probs, dtype=np.float64), names)
 
@@ -244,7 +244,7 @@ def write_vw_cb(path: str | os.PathLike, X: Any, actions: Any, rewards: Any, pro
     for f in names:
         if any(ch in f for ch in " |:\t\n"):
             raise ValueError(f"feature name {f!r} holds a space, '|' or ':', which VW text cannot carry.")
-    cost = -rewards if reward == "negative_cost" else 1.0 - rewards
+    cost = 0.0 - rewards if reward == "negative_cost" else 1.0 - rewards  # no -0.0 written
     out = []
     for i in range(n):
         lo, hi = Xc.indptr[i], Xc.indptr[i + 1]

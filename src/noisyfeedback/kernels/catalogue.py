@@ -639,8 +639,9 @@ def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask,
 
 @njit(cache=True, inline="always")
 def _cat_learn_body(mode, args):
-    """Update from logged rounds in order: chosen (n, k) candidate positions (−1: slot empty), 0/1 feedback
-    (n, k); slot by slot, each slot's score computed after the previous slot's step. t[0] counts rounds."""
+    """Update from logged rounds in order: chosen (n, k) candidate positions (−1: slot empty), rewards
+    (n, k) (float64: 0/1 clicks or real-valued rewards, fitted as they are); slot by slot, each slot's
+    score computed after the previous slot's step. t[0] counts rounds."""
     (oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den, d_c, d_a, mask, Q, c_indptr, c_idx, c_val,
      c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, chosen, feedback, lr) = args
     k = chosen.shape[1]

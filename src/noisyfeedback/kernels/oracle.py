@@ -31,7 +31,8 @@ of at least ``RATE_MARGIN`` over the runner-up (anchors of a right play: their f
 ρ0(a)), the corrected values being those the policy read (v itself while no estimate is in use, passed as
 c0 = 0, cb = 1: the same bits).
 
-**Oracle** (square loss on the observed 0/1 feedback f̃, no importance weights): the prediction for a
+**Oracle** (square loss on the observed feedback f̃, no importance weights: a 0/1 click, flipped or not,
+or any real-valued reward, fitted as it is; ``feedback`` float64): the prediction for a
 set S is Σ_{a∈S} v_a; with residual e = f̃ − Σ_{a∈S} v_a every a ∈ S takes a step on
 ½e² (gradient −e·x̂ for W[a], −e for b[a]):
 
@@ -443,7 +444,7 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
 
 @njit(cache=True)
 def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr, c0, cb, stats):
-    """Update from logged rows in order (set, 0/1 feedback); t[0] counts the updates. ``stats`` (4, K), or
+    """Update from logged rows in order (set, reward: 0/1 or real-valued); t[0] counts the updates. ``stats`` (4, K), or
     empty: the rate tallies of the rows (m = 1), greedy label and margin from the values the policy reads
     (corrected by ``c0``/``cb`` when not empty; see :func:`rate_tally`)."""
     K, d = W.shape

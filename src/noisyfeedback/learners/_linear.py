@@ -98,11 +98,58 @@ def finite_scale_rows(X):
 
 def _as_binary(rewards):
     """Float rewards that are all 0.0/1.0 (as read from VW text or a table) as int64; others unchanged
-    (``learn`` then refuses them naming the row)."""
+    (``learn`` then takes them as graded rewards where the learner can, or refuses them naming the row)."""
     arr = np.asarray(rewards)
     if np.issubdtype(arr.dtype, np.floating) and np.isin(arr, (0.0, 1.0)).all():
         return arr.astype(np.int64)
     return arr
+
+
+def is_click(arr: np.ndarray) -> bool:
+    """True when every reward is 0 or 1 (a click; −0.0 and 0.0 alike), whatever the dtype."""
+    return arr.dtype == bool or bool(np.isin(arr, (0, 1)).all())
+
+
+def check_rewards(feedback, n: int, owner: str, flips: str | None = None, width: int = 1) -> np.ndarray:
+    """Logged rewards for a regression oracle, 1-D with n entries (or (n, width) with ``width`` > 1), as
+    float64: 0/1 clicks (booleans or numbers) or any finite real-valued reward, which the oracle fits as it
+    is; −0.0 (−cost of a 0-cost VW label) reads as 0.0. One dtype for every kind of reward, so the kernels
+    are compiled once; a click 0/1 converts exactly, and the kernels' arithmetic on it (f − v, a float)
+    is the same as on the integer. Refuses non-numbers and non-finite rewards naming the row, and rewards
+    other than clicks when the learner corrects flips (``flips``: its rates as text, None without them):
+    the flip correction E[f̃] = ρ0 + (1 − ρ0 − ρ1)·E[f] is for clicks, rewards of two values 0 and 1.
+
+    >>> check_rewards([0, 1, -0.0], 3, "SquareCB").tolist(), check_rewards([0.8, -0.0], 2, "SquareCB").tolist()
+    ([0.0, 1.0, 0.0], [0.8, 0.0])
+    """
+    arr = np.asarray(feedback)
+    want = (n,) if width == 1 else (n, width)
+    if arr.shape != want and not (width > 1 and arr.size == n * width):
+        raise ValueError(f"feedback must have shape {want}; got shape {arr.shape}.")
+    if arr.dtype != bool and arr.dtype.kind not in "iuf":
+        raise TypeError(f"feedback must hold numbers (0/1 clicks or real-valued rewards) or booleans; got dtype "
+                        f"{arr.dtype}.")
+    arr = arr.reshape(want)
+    if is_click(arr):
+        return np.ascontiguousarray(arr, dtype=np.float64) + 0.0  # + 0.0: −0.0 becomes 0.0
+    rows = arr.reshape(n, -1)
+    bad = ~np.isfinite(rows).all(axis=1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{owner}: feedback must be finite; row {row} has {_plain(rows[row])}.")
+    if flips is not None:
+        other = ~np.isin(rows, (0, 1)).all(axis=1)
+        row = int(np.flatnonzero(other)[0])
+        raise ValueError(f"{owner} has flip rates ({flips}): the flip correction is for clicks (rewards 0 or 1), "
+                         f"but row {row} has {_plain(rows[row])}. Learn graded rewards without flip rates "
+                         "(rho0=0, rho1=0).")
+    return np.ascontiguousarray(arr, dtype=np.float64) + 0.0  # + 0.0: −0.0 becomes 0.0
+
+
+def _plain(row: np.ndarray):
+    """A row's value(s) as plain Python numbers for messages (not ``np.float64(0.5)``)."""
+    vals = row.tolist()
+    return vals[0] if len(vals) == 1 else vals
 
 
 def restricted_draw(p: np.ndarray, allowed: np.ndarray, u: float) -> tuple[int, float, np.ndarray]:
@@ -375,12 +422,14 @@ class LinearClassifier(Learner):
         arr = np.asarray(feedback)
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(f"feedback must be 1-D with {n} entries; got shape {arr.shape}.")
-        if arr.dtype != bool and not np.issubdtype(arr.dtype, np.integer):
+        if arr.dtype != bool and arr.dtype.kind not in "iuf":
             raise TypeError(f"feedback must hold 0/1 integers or booleans; got dtype {arr.dtype}.")
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"feedback must be 0 or 1; row {row} has {arr[row]!r}.")
+            raise ValueError(f"feedback must be 0 or 1 ({type(self).__name__} learns from clicks; the regression "
+                             f"oracles SquareCB and EpsilonGreedy learn real-valued rewards); row {row} has "
+                             f"{arr[row].item()!r}.")
         return np.ascontiguousarray(arr, dtype=np.int64)
 
     def _check_propensities(self, propensities, n: int) -> np.ndarray:

@@ -14,6 +14,10 @@ the action) or on the context x. Then E[f̃ | x, a] = ρ0(a) + (1 − ρ0(a) −
 longer the same increasing map for every action and can rank a worse action first (a test in
 tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then reads
 c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) (``rho0``/``rho1`` arrays; ``kernels/oracle.py``).
+
+Graded rewards: the oracle fits any real-valued reward r as it is (v_a then estimates E[r | x, a]; a 0.5
+for a partial success, −cost of a VW label). The flip rates describe clicks, so rewards other than 0/1 are
+refused when rates are set (``learn`` says so).
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from ...feedback import CODE_BANDIT, CODE_DILUTED, Rates, kernel_feedback, per_a
 from ...kernels.features import quadratic_dimension, quadratic_rows
 from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
                                oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import (LinearClassifier, LoggedLearning, NonFiniteUpdate, _masked_argmax, finite_scale_rows,
-                       kernel_view, row_range)
+from .._linear import (LinearClassifier, LoggedLearning, NonFiniteUpdate, _masked_argmax, check_rewards,
+                       finite_scale_rows, kernel_view, row_range)
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
@@ -102,7 +106,7 @@ class _FeedbackKind:
 
 
 class OracleBandit(LoggedLearning, LinearClassifier):
-    """A linear regression oracle of the 0/1 feedback, v = W x̂ + b (x̂ = x/‖x‖: rows scaled to unit norm
+    """A linear regression oracle of the feedback (0/1 clicks or any real-valued reward), v = W x̂ + b (x̂ = x/‖x‖: rows scaled to unit norm
     inside, so that the step sizes do not depend on the scale of the features), with a policy over v.
 
     Subclasses set ``_policy`` (a ``kernels.oracle.POLICY_*`` code) and implement ``_explore()``
@@ -518,18 +522,28 @@ class OracleBandit(LoggedLearning, LinearClassifier):
                    int(self.n_updates_[0]), u, sets, probs, np.empty((n, self.n_classes)), *self._correction())
         return (sets[:, 0].copy() if m == 1 else sets), probs
 
-    def learn(self, X, actions, feedback, propensities):
-        """Update from logged rows in order: action (or set), 0/1 feedback, its propensity.
+    def _flips(self) -> str | None:
+        """The flip rates as text when the learner corrects flips (rates not all 0, or "estimate"), else None."""
+        if not _estimating(self.rho0):
+            r0, r1 = self._rates()
+            if not (r0.any() or r1.any()):
+                return None
+        return f"rho0={self.rho0!r}, rho1={self.rho1!r}"
 
-        The regression oracle fits the observed feedback of the played action; propensities are
-        checked but not needed (no importance weights)."""
+    def learn(self, X, actions, feedback, propensities):
+        """Update from logged rows in order: action (or set), its reward, its propensity.
+
+        The regression oracle fits the observed reward of the played action (set: their sum) as it is:
+        0/1 clicks, or any real-valued reward (a graded reward such as 0.5, −cost); the flip rates
+        ``rho0``/``rho1`` correct clicks only, so rewards other than 0/1 are refused with them.
+        Propensities are checked but not needed (no importance weights)."""
         X = self._check_X(X, fitting=True)
         n = X.shape[0]
         if self.m == 1:
             sets = self._check_actions(actions, n)[:, None]
         else:
             sets = SetPredictor._check_sets(self, actions, n)  # type: ignore[arg-type]
-        feedback = self._check_binary(feedback, n)
+        feedback = check_rewards(feedback, n, type(self).__name__, self._flips())
         self._check_propensities(propensities, n)
         oracle, W, b, G, Gb, P, t = self._state()
         sets = np.ascontiguousarray(sets)

@@ -48,6 +48,7 @@ from ..._validation import AnySeed, Integer, Interval, Options, check_memory, ch
 from ...base import Learner, Tags, make_rng
 from ...catalogue import CandidateRounds, CandidateStream
 from ...hashing import HashedRows
+from .._linear import check_rewards
 from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, MODE_HASHED, ORACLE_ADAGRAD,
                                   ORACLE_NORMALIZED, ORACLE_RIDGE, cat_act, cat_learn, cat_simulate, cat_values,
                                   inv_norms)
@@ -361,17 +362,10 @@ class CatalogueOracle(Learner):
             if dup.any():
                 raise ValueError(f"actions: row {int(np.flatnonzero(dup)[0])} places a candidate in two slots.")
         f = np.asarray(feedback)
-        if f.dtype != bool and f.dtype.kind not in "iu":
-            if f.dtype.kind == "f" and np.isin(f, (0.0, 1.0)).all():
-                f = f.astype(np.int64)
-            else:
-                raise TypeError(f"feedback must hold 0/1 integers or booleans; got dtype {f.dtype}.")
         if f.size != n * k:
             raise ValueError(f"feedback must have {n * k} entries ({n} rounds × {k} slots); got shape {f.shape}.")
-        f = f.astype(np.int64).reshape(n, k)
-        badf = (f != 0) & (f != 1)
-        if badf.any():
-            raise ValueError(f"feedback must be 0 or 1; row {int(np.flatnonzero(badf.any(axis=1))[0])} is not.")
+        flips = f"rho0={self.rho0!r}, rho1={self.rho1!r}" if (self.rho0 or self.rho1) else None
+        f = check_rewards(f.reshape(n, k) if k > 1 else f.reshape(n), n, type(self).__name__, flips, width=k).reshape(n, k)
         p = np.asarray(propensities, dtype=np.float64) if propensities is not None else None
         if p is None or p.size != n * k:
             raise ValueError(f"propensities must have {n * k} entries (P of each logged choice).")
@@ -383,7 +377,8 @@ class CatalogueOracle(Learner):
         return np.ascontiguousarray(a), np.ascontiguousarray(f)
 
     def learn(self, rounds, actions, feedback, propensities):
-        """Update from logged rounds in order: the chosen candidate(s) (positions), 0/1 clicks (per slot),
+        """Update from logged rounds in order: the chosen candidate(s) (positions), their rewards (per slot:
+        0/1 clicks or any real-valued reward, fitted as it is; with flip rates ``rho0``/``rho1`` clicks only),
         their propensities (checked; the regression oracle needs no importance weights). Returns self."""
         rounds = self._check_rounds(rounds, fitting=True)
         a, f = self._check_logged(rounds, actions, feedback, propensities)
