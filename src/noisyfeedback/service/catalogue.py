@@ -36,8 +36,8 @@ from ..hashing import FeatureHasher, HashedRows
 from .engine import Engine, ServiceConfig, ServiceError
 from .storage import EventRow, RewardOutcome, encode_action
 
-__all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "encode_round", "decode_round",
-           "canonical_namespaces", "request_digest", "open_engine"]
+__all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "load_catalogue_model", "encode_round",
+           "decode_round", "canonical_namespaces", "request_digest", "open_engine"]
 
 _HEAD = struct.Struct("<I")
 
@@ -91,6 +91,59 @@ def make_catalogue_learner(cfg: ServiceConfig):
         _start_state(learner)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{klass.__name__}: {exc}") from None
+    return learner
+
+
+def load_catalogue_model(cfg: ServiceConfig):
+    """The catalogue learner of ``--model``: a model written by ``noisyfeedback train`` (or a hashed catalogue
+    learner's ``save``), served as it was trained and learning on from there. Requests are hashed as the
+    trainer hashed its examples (VW's rules for JSON and text, :mod:`noisyfeedback.hashing`), so a request's
+    ``{"User": {"age": 3}}`` reaches the weights of a VW line's ``|User age:3``. ``--learner``, ``--bits``,
+    ``--interaction``, ``--rho0``/``--rho1`` may be left out; given, they must agree with the model."""
+    from pathlib import Path
+
+    from ..base import load
+
+    path = Path(cfg.model)
+    if path.is_dir():
+        raise ValueError(f"--model {str(path)!r} is a folder; give a model file (.npz) written by 'noisyfeedback "
+                         "train'.")
+    if not path.is_file():
+        raise ValueError(f"--model {str(path)!r}: no such file.")
+    try:
+        learner = load(path)
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        raise ValueError(f"--model {str(path)!r}: {exc}") from None
+    name = type(learner).__name__
+    if name not in catalogue_learners():
+        raise ValueError(f"--model {str(path)!r} holds a {name}; --action-features serves the catalogue learners "
+                         f"({', '.join(catalogue_learners())}), as 'noisyfeedback train' writes them.")
+    if learner.features != "hashed":
+        raise ValueError(f"--model {str(path)!r} holds a {name} of dense features; --action-features hashes each "
+                         "request's features: train with features='hashed' (as 'noisyfeedback train' does).")
+    params = learner.get_params()
+    given = [("--learner", None if cfg.learner is None else _catalogue_class(cfg.learner).__name__, name),
+             ("--bits", cfg.bits, params["bits"]),
+             ("--interaction", None if cfg.interactions is None else tuple(cfg.interactions),
+              None if params["interactions"] is None else tuple(params["interactions"]))]
+    given += [(f"--{k}", None if getattr(cfg, k) is None else float(getattr(cfg, k)), float(params[k]))
+              for k in ("rho0", "rho1")]
+    for opt, new, stored in given:
+        if new is not None and new != stored:
+            raise ValueError(f"--model {str(path)!r} was trained with {opt.lstrip('-')} = {stored!r}; {opt} {new!r} "
+                             "differs (leave the option out to serve the model as trained).")
+    fixed = {"features", "bits", "interactions", "rho0", "rho1"} & set(cfg.params)
+    if fixed:
+        raise ValueError(f"--param {sorted(fixed)[0]}=... cannot change a trained model's features or flip rates.")
+    valid = learner.get_params()
+    try:
+        for k, v in cfg.params.items():  # e.g. exploration: set on the trained model (set_params would reset it)
+            if k not in valid:
+                raise ValueError(f"Invalid parameter {k!r} for {name}. Valid parameters: {sorted(valid)}.")
+            setattr(learner, k, v)
+        _start_state(learner)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
     return learner
 
 
@@ -191,7 +244,7 @@ class CatalogueEngine(Engine):
     LEARN_IN_ONE_CALL = False
 
     def _fresh(self):
-        learner = make_catalogue_learner(self.cfg)
+        learner = load_catalogue_model(self.cfg) if self.cfg.model is not None else make_catalogue_learner(self.cfg)
         params = learner.get_params()
         return learner, {"class": type(learner).__name__, "action_features": True, "n_classes": 0,
                          "n_features": 0, "m": 1, "n_slots": int(params["n_slots"]), "bits": int(params["bits"]),
@@ -204,6 +257,12 @@ class CatalogueEngine(Engine):
             raise ValueError(f"the database {self.db} serves the numeric API ({conf['class']}); leave out "
                              "--action-features, or use a new --db.")
         given = []
+        if cfg.model is not None:
+            other = load_catalogue_model(cfg)
+            inter = other.get_params()["interactions"]
+            given += [("--model's learner", conf["class"], type(other).__name__),
+                      ("--model's bits", conf["bits"], int(other.bits)),
+                      ("--model's interactions", conf["interactions"], None if inter is None else list(inter))]
         if cfg.learner is not None:
             try:
                 given.append(("--learner", conf["class"], _catalogue_class(cfg.learner).__name__))

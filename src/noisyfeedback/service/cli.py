@@ -97,7 +97,8 @@ def keys_revoke(
 def serve(
     db: Annotated[str, typer.Option("--db", help="SQLite file of the log (created if absent; its folder must "
                                                 "exist) or a postgresql:// DSN.")],
-    model: Annotated[Optional[Path], typer.Option("--model", help="A saved learner (.npz) to deploy.")] = None,
+    model: Annotated[Optional[Path], typer.Option("--model", help="A saved learner (.npz) to deploy; with "
+                                                         "--action-features, one 'noisyfeedback train' wrote.")] = None,
     learner: Annotated[Optional[str], typer.Option("--learner", help="A registered bandit learner.")] = None,
     n_classes: Annotated[Optional[int], typer.Option("--n-classes", help="Number of actions K.")] = None,
     n_features: Annotated[Optional[int], typer.Option("--n-features", help="Context dimension d.")] = None,

@@ -1,4 +1,5 @@
-"""Export the service's log for offline work: Parquet (one row per event) and Vowpal Wabbit's cb format."""
+"""Export the service's log for offline work: Parquet (one row per event) and Vowpal Wabbit's text formats
+(cb for numeric contexts; cb_adf and ccb, with the hashed features, for actions described by features)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import numpy as np
 from .storage import decode_action
 from .stores import open_storage
 
-__all__ = ["export_parquet", "export_csv", "export_vw", "export_catalogue_parquet", "export_log", "FORMATS"]
+__all__ = ["export_parquet", "export_csv", "export_vw", "export_catalogue_parquet", "export_catalogue_vw", "export_log",
+           "FORMATS"]
 
 COLUMNS = ("event_seq", "event_id", "ranked_at", "context", "action", "probability", "distribution", "n_draws",
            "mode", "default_action", "greedy", "model_version", "reward_seq", "reward", "reward_timestamp",
@@ -131,6 +133,66 @@ def export_catalogue_parquet(db: str | Path, path: str | Path, storage=None) -> 
     return path
 
 
+def _vw_number(x: float) -> str:
+    """A float as VW text, exactly (the shortest repr; "1" for 1.0, "0" for ±0.0)."""
+    x = float(x) + 0.0  # −0.0 -> 0.0
+    t = repr(x)
+    return t[:-2] if t.endswith(".0") else t
+
+
+def _vw_features(rows, r: int) -> str:
+    """Row r of hashed rows as VW text segments whose features hash back to the same full hashes: in
+    namespace N a feature named by the digits of (h − hash(N)) mod 2^32 hashes to h (VW's hash of an
+    all-digit name is its value plus the namespace's hash, :func:`~noisyfeedback.hashing.hash_string`).
+    The namespace classes of the log (first letters, "" for the others) keep the interactions: "" is
+    written as VW's default namespace."""
+    from ..hashing import namespace_hash
+
+    lo, hi = int(rows.indptr[r]), int(rows.indptr[r + 1])
+    groups: dict[str, list[str]] = {}
+    for h, v, ns in zip(rows.hashes[lo:hi].tolist(), rows.values[lo:hi].tolist(), rows.ns[lo:hi].tolist()):
+        name = rows.namespaces[ns] if rows.namespaces else ""
+        name = name or " "
+        groups.setdefault(name, []).append(f"{(int(h) - namespace_hash(name)) & 0xFFFFFFFF}:{_vw_number(v)}")
+    if not groups:
+        return "|"
+    return " ".join(f"|{'' if n == ' ' else n} {' '.join(f)}" for n, f in groups.items())
+
+
+def export_catalogue_vw(db: str | Path, path: str | Path, storage=None) -> Path:
+    """The rewarded events of an action-feature log as VW text, in event seq order: ``--cb_adf`` examples
+    (one slot: ``shared`` line, one line per ranked action, ``0:cost:probability`` on the chosen one) or
+    ``--ccb_explore_adf`` examples (several slots: ``ccb slot chosen:cost:probability`` per slot), a blank
+    line after each; cost = −reward (VW minimises cost: a click is −1). The features are the hashed ones
+    the service learned from, written so that they hash back to the same indices (:func:`_vw_features`):
+    ``noisyfeedback train`` on this file learns from exactly the service's rows, and VW reads it too."""
+    from .catalogue import decode_round
+
+    storage = storage if storage is not None else open_storage(db, create=False)
+    path = Path(path)
+    with _replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for (_seq, _eid, _at, blob, action, _prob, _dist, _version, _deferred, _activated, rseq, reward, slots, _ts,
+             _received) in storage.catalogue_log():
+            if rseq is None:
+                continue
+            rec = decode_round(bytes(blob))
+            ctx, items, probs = rec["context"], rec["items"], rec["probs"]
+            chosen = [int(p) for p in str(action).split(",")]
+            per_slot = [float(v) for v in slots.split(",")] if slots else [float(reward)]
+            ccb = len(chosen) > 1
+            shared = _vw_features(ctx, 0)
+            lines = [f"{'ccb shared' if ccb else 'shared'} {shared}"] if shared != "|" or ccb else []
+            for r in range(items.n_rows):
+                label = f"0:{_vw_number(-per_slot[0])}:{_vw_number(probs[0])} " if not ccb and r == chosen[0] else ""
+                lines.append(f"{'ccb action ' if ccb else ''}{label}{_vw_features(items, r)}")
+            if ccb:
+                for s, c in enumerate(chosen):
+                    lab = f"{c}:{_vw_number(-per_slot[s])}:{_vw_number(probs[s])} " if c >= 0 else ""
+                    lines.append(f"ccb slot {lab}|")
+            fh.write("\n".join(lines) + "\n\n")
+    return path
+
+
 def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
     """Export to ``out`` in the format of its suffix (``.parquet``, ``.csv``, ``.vw``); an existing file is
     replaced only with ``force`` (the new file is written aside and renamed over it). Every problem is one
@@ -151,10 +213,12 @@ def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
     try:
         conf = storage.get_meta("config")
         if conf is not None and json.loads(conf).get("action_features"):
-            if fmt != "parquet":
+            if fmt == "csv":
                 raise ValueError(f"{db} serves action features: export its log as .parquet (the ids ranked and "
-                                 "chosen, the probabilities and the rewards); CSV and VW cb hold numeric contexts.")
-            return export_catalogue_parquet(db, out, storage=storage)
+                                 "chosen, the probabilities and the rewards) or .vw (VW cb_adf or ccb examples "
+                                 "with the hashed features, for 'noisyfeedback train'); CSV holds numeric contexts.")
+            writer = export_catalogue_vw if fmt == "vw" else export_catalogue_parquet
+            return writer(db, out, storage=storage)
         writer = {"parquet": export_parquet, "csv": export_csv, "vw": export_vw}[fmt]
         try:
             return writer(db, out, storage=storage)
