@@ -123,7 +123,7 @@ def export_catalogue_parquet(db: str | Path, path: str | Path, storage=None) -> 
         chosen = [ids[int(p)] if int(p) >= 0 else None for p in str(action).split(",")]
         row = (seq, eid, at, ids, rec["slots"], chosen, rec["probs"].tolist(),
                np.frombuffer(dist, dtype=np.float64).tolist(), version, bool(deferred), activated, rseq, reward,
-               None if rseq is None else ([int(v) for v in slots.split(",")] if slots else [int(reward)]), ts,
+               None if rseq is None else ([float(v) for v in slots.split(",")] if slots else [float(reward)]), ts,
                received)
         for c, v in zip(names, row):
             cols[c].append(v)
