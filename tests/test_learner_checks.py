@@ -253,8 +253,8 @@ def test_bad_input_is_rejected_naming_the_row(cls):
         bad_p[2] = 0.0
         with pytest.raises(ValueError, match="row 2"):
             learner.learn(X, actions, feedback, bad_p)
-        bad_f = feedback.copy()
-        bad_f[4] = 2
+        bad_f = feedback.astype(np.float64)
+        bad_f[4] = np.nan  # not a click, nor a real-valued reward (the regression oracles learn those)
         with pytest.raises(ValueError, match="row 4"):
             learner.learn(X, actions, bad_f, probs)
     with pytest.raises(ValueError, match="features"):

@@ -377,7 +377,7 @@ def test_serve_action_features_from_the_command_line_with_the_client(tmp_path):
     from noisyfeedback.service.export import export_log
 
     with pytest.raises(ValueError, match="export its log as .parquet"):
-        export_log(tmp_path / "c.db", tmp_path / "log.vw")
+        export_log(tmp_path / "c.db", tmp_path / "log.csv")
     import pyarrow.parquet as pq
 
     table = pq.read_table(export_log(tmp_path / "c.db", tmp_path / "log.parquet")).to_pylist()

@@ -67,7 +67,7 @@ def kind_scores(learner) -> np.ndarray:
 
 
 def test_train_serve_export_train(tmp_path):
-    write_vw_adf(tmp_path / "log0.vw", offline_log(600, seed=0))
+    write_vw_adf(tmp_path / "log0.vw", offline_log(400, seed=0))
     invoke("train", "--data", tmp_path / "log0.vw", "--model", tmp_path / "m1.npz", "-b", 16, "-q", "UI")
     m1 = nf.load(tmp_path / "m1.npz")
     assert np.argmax(kind_scores(m1)) == 0  # the offline log taught: kind "a" first
@@ -89,7 +89,7 @@ def test_train_serve_export_train(tmp_path):
         assert max(got, key=got.get) == "a0"
         client.reward("first", 0.0)
         # the world changed: kind "b" is what users take now
-        for t in range(1, 300):
+        for t in range(1, 200):
             ctx, actions = request(rng, t)
             ans = client.rank(ctx, actions)
             client.reward(ans["event_id"], 1.0 if ans["action"].startswith("b") else 0.0)
@@ -99,7 +99,7 @@ def test_train_serve_export_train(tmp_path):
 
     invoke("export-log", "--db", cfg.db, "--out", tmp_path / "log1.vw")
     exported = read_vw_adf(tmp_path / "log1.vw")
-    assert len(exported) == 300
+    assert len(exported) == 200
     # the exported features hash to the service's rows: the trained model + the export = the served model
     replay = nf.load(tmp_path / "m1.npz")
     lab = [e for e in exported if e.label is not None]
