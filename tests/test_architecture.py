@@ -129,10 +129,10 @@ class Block:
 sys.meta_path.insert(0, Block())
 import numpy as np
 import noisyfeedback as nf
-from noisyfeedback import registry
+from noisyfeedback import build, registry
 X, y = nf.datasets.load("synsep", n_samples=300)
-trace = nf.simulate(registry.build_learner("banditron", 9, seed=0), X, y,
-                    feedback=registry.build_channel("bandit", rho0=0.1, rho1=0.1), n_rounds=300, seed=0)
+trace = nf.simulate(build.build_learner("banditron", 9, seed=0), X, y,
+                    feedback=build.build_channel("bandit", rho0=0.1, rho1=0.1), n_rounds=300, seed=0)
 C = nf.feedback.symmetric_confusion(3, 0.2)
 Xi, yi = nf.datasets.load("iris")
 nf.fit_batch(nf.UMA(confusion=C), Xi, yi, nf.feedback.ConfusionNoise(C), seed=0)

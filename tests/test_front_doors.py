@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import noisyfeedback as nf
-from noisyfeedback import cli, registry
+from noisyfeedback import build, cli, registry
 from noisyfeedback.base import Tags
 
 runner = CliRunner()
@@ -87,8 +87,8 @@ def test_one_symmetric_confusion():
     C = nf.feedback.symmetric_confusion(4, 0.3)
     np.testing.assert_allclose(C.sum(axis=0), 1.0)
     assert C[0, 0] == 0.7 and C[1, 0] == 0.3 / 3
-    np.testing.assert_array_equal(registry.build_channel("confusion", 4, noise=0.3).C, C)
-    np.testing.assert_array_equal(registry.build_channel("ConfusionNoise", 4, C=0.3).C, C)
+    np.testing.assert_array_equal(build.build_channel("confusion", 4, noise=0.3).C, C)
+    np.testing.assert_array_equal(build.build_channel("ConfusionNoise", 4, C=0.3).C, C)
     with pytest.raises(ValueError, match="'rate' parameter of symmetric_confusion"):
         nf.feedback.symmetric_confusion(4, 1.5)
 
@@ -101,7 +101,7 @@ def test_every_dataset_through_the_library_the_cli_and_a_toml_config(name, tmp_p
     info = registry.dataset_info(name)
     kwargs = {"n_samples": 300} if info["kind"] == "generated" else {}
     X, y = nf.datasets.load(name, **kwargs)
-    X2, y2 = registry.load_dataset(name, **kwargs)
+    X2, y2 = build.load_dataset(name, **kwargs)
     np.testing.assert_array_equal(X, X2)
     np.testing.assert_array_equal(y, y2)
     regression = info["target"] == "regression"
@@ -134,7 +134,7 @@ def test_file_datasets_are_refused_with_the_same_words_at_every_door(tmp_path, m
     monkeypatch.setenv("HOME", str(tmp_path))
     name = FILES[0]
     with pytest.raises(FileNotFoundError):
-        registry.load_dataset(name, data_dir=tmp_path)
+        build.load_dataset(name, data_dir=tmp_path)
     res = invoke("simulate", "-l", "perceptron", "--dataset", name, "--data-dir", tmp_path)
     assert res.exit_code == 2 and "Traceback" not in res.output
     with pytest.raises(ConfigError, match=name):
@@ -170,7 +170,7 @@ def test_every_learner_through_the_cli_the_service_and_nf_load(name, tmp_path):
     # nf.load: a saved learner is read back through the catalogue
     K = 2 if tags.family == "teachers" else 3
     test_params = {k: v for k, v in getattr(cls, "_test_params", {}).items() if k != "n_classes"}
-    model = registry.build_learner(cls, K, **{**test_params, **extra})
+    model = build.build_learner(cls, K, **{**test_params, **extra})
     X, y = (nf.datasets.ors_synthetic(n_samples=60, n_features=5) if tags.family == "regression"
             else (np.random.default_rng(0).normal(size=(60, 5)), np.arange(60) % K))
     if tags.online:
@@ -256,13 +256,14 @@ def test_cli_refuses_rounds_for_a_batch_learner_and_feedback_params_for_teachers
 
 
 def test_the_common_flags_still_default_where_they_apply(tmp_path):
-    """Not given, --gamma is 0.1 for the learners that take γ, as before (SquareCB keeps its own)."""
+    """Not given, --gamma is 0.1 for the learners that take γ, as before (SquareCB keeps its own), and the
+    flip rates are the library's (0: noise-free), the same default at every front door."""
     res = invoke("simulate", "-l", "banditron", "--dataset", "synsep", "--n-samples", "300", "--rounds", "300",
                  "--save-trace", tmp_path / "t.json")
     assert res.exit_code == 0, res.output
     record = json.loads((tmp_path / "t.json").read_text())
     assert record["learner"] == "Banditron(n_classes=9)"  # γ = 0.1: the class default, so repr leaves it out
-    assert "NoisyBandit(rho0=0.2, rho1=0.4)" in record["feedback"]
+    assert "NoisyBandit(rho0=0.0, rho1=0.0)" in record["feedback"]  # the flip rates: the library's default, 0
     res = invoke("simulate", "-l", "banditron", "--dataset", "synsep", "--n-samples", "300", "--rounds", "300",
                  "--gamma", "0.3", "--save-trace", tmp_path / "t.json")
     assert json.loads((tmp_path / "t.json").read_text())["learner"] == "Banditron(n_classes=9, gamma=0.3)"

@@ -45,28 +45,23 @@ from rich.table import Table
 
 import noisyfeedback as nf
 
-from . import registry
-from .registry import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
+from . import build, registry
+from .build import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 from ._io import atomic_write_text, dumps
 
-__all__ = ["app", "DEFAULT_FEEDBACK", "COMMON_DEFAULTS"]
+__all__ = ["app", "DEFAULT_FEEDBACK"]
 
-# ------------------------------------------------------------- registry
-# Learners and channels come from the package's one registry, :mod:`noisyfeedback.registry`, by
-# name (case-insensitive; '-', '_' and spaces ignored: ``rc-nbf``, ``noisy-bandit``).
+# ------------------------------------------------------------- building
+# Everything is built by the build layer, :mod:`noisyfeedback.build` (names, parameters, defaults, how a
+# learner and a channel fit together); this module only renders its typed errors as flags.
 
-#: a learner's ``feedback_kind`` -> the channel used when --feedback is not given
-DEFAULT_FEEDBACK = {"label": "FullLabel", "bandit": "NoisyBandit", "set": "Diluted", "target": "GaussianNoise"}
-#: parameters of a default channel unless given: label noise of variance 1 for the regressors, where ORS's
-#: scaling pays (`simulate --dataset ors_synthetic --rounds 10000`, default r="auto": MSE 0.151 NLMS, 0.124 ORS; at
-#: variance 0 ORS's known-variance rules are NLMS and the comparison means nothing; benchmarks/tune_defaults.py)
-DEFAULT_FEEDBACK_PARAMS = {"GaussianNoise": {"variance": 1.0}}
+#: the channels by a learner's ``feedback_kind`` and their parameters (the build layer's)
+DEFAULT_FEEDBACK = build.DEFAULT_CHANNEL
+DEFAULT_FEEDBACK_PARAMS = build.DEFAULT_CHANNEL_PARAMS
 
-#: parameters set by the common flags (never taken from a learner's --param for the channel)
+#: parameters set by the common flags (never taken from a learner's --param for the channel); not given, a
+#: learner or channel takes its own default (the library's: rho0 = rho1 = 0, noise-free, γ = 0.1)
 _COMMON = ("gamma", "rho0", "rho1")
-
-#: the values of the common flags when they are not given (to the learners and channels that take them)
-COMMON_DEFAULTS = {"gamma": 0.1, "rho0": 0.2, "rho1": 0.4}
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -90,106 +85,47 @@ _USER_ERRORS = (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, No
                 EOFError)  # EOFError: a truncated file (click would print a bare "Aborted.")
 
 
+def _in_flags(exc: build.BuildError) -> str:
+    """A build error in the command line's words (its flags)."""
+    msg = str(exc)
+    if isinstance(exc, build.Mismatch):
+        return (f"{exc.learner} learns from {exc.wanted!r} feedback, which {exc.channel} does not give; "
+                f"use --feedback {' or '.join(exc.fits) or '(none registered)'}.")
+    if isinstance(exc, build.BadParameter):
+        is_channel = exc.owner in registry.CHANNELS
+        if exc.reason == "missing" and not is_channel:
+            return f"{msg.rstrip('.')}: pass --param NAME=VALUE."
+        if exc.reason == "missing" and exc.owner != "ConfusionNoise":
+            return f"{msg} Pass --feedback-param NAME=VALUE."
+        if exc.reason == "choice":
+            return f"{msg} Pass --feedback-param noise=RATE (e.g. -F noise=0.2) or C=RATE."
+    return msg
+
+
 @contextmanager
 def _user_errors() -> Iterator[None]:
     try:
         yield
     except _USER_ERRORS as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        if isinstance(exc, build.BuildError):
+            msg = _in_flags(exc)
         err_console.print(f"[bold red]Error:[/] [red]{escape(str(msg))}[/]", soft_wrap=True)
         raise typer.Exit(2) from None
 
 
 # --------------------------------------------------------------- building
-# Names become learners, channels and datasets through the catalogue (:mod:`noisyfeedback.registry`);
-# what a learner is (online, batch, teachers) its class declares (:class:`noisyfeedback.base.Tags`).
-def learner_class(name: str) -> type:
-    """The registered learner class called ``name`` (see :func:`noisyfeedback.registry.resolve_learner`)."""
-    try:
-        return registry.resolve_learner(name)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
-
-
-def channel_class(name: str) -> type:
-    """The registered feedback channel class called ``name`` (aliases such as ``bandit`` included)."""
-    try:
-        return registry.resolve_channel(name)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
-
-
-def learner_role(cls: type) -> str:
-    """How ``simulate`` runs a learner class, from its tags: 'online', 'regression', 'teachers' or 'batch'."""
-    tags = registry.learner_tags(cls)
-    if tags.online:
-        return "regression" if tags.family == "regression" else "online"
-    return "teachers" if tags.family == "teachers" else "batch"
-
-
 def _with_common(names: list[str], common: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` plus the common flags (--gamma, --rho0, --rho1) that the parameters ``names`` include."""
+    """``params`` plus the common flags given (--gamma, --rho0, --rho1) that the parameters ``names`` include."""
     return {**{k: v for k, v in common.items() if k in names and v is not None}, **params}
-
-
-def build_learner(name: str, n_classes: int | None, common: dict[str, Any], params: dict[str, Any]):
-    """A registered learner: ``cls(n_classes=..., **accepted common flags, **params)``."""
-    cls = learner_class(name)
-    params = _with_common(registry.learner_params(cls), common, params)
-    try:
-        return registry.build_learner(cls, n_classes, **params)
-    except ValueError as exc:
-        if "has no parameter" in str(exc):
-            raise CLIError(str(exc)) from None
-        if " needs " in str(exc):
-            raise CLIError(f"{str(exc).rstrip('.')}: pass --param NAME=VALUE.") from None
-        raise
-
-
-def default_feedback(learner_cls: type) -> str:
-    """The channel ``simulate`` uses when --feedback is not given: ConfusionNoise for a label-noise
-    learner, else the one giving the learner's ``feedback_kind`` (:data:`DEFAULT_FEEDBACK`)."""
-    if learner_role(learner_cls) == "batch":
-        return "ConfusionNoise"
-    kind = getattr(learner_cls, "feedback_kind", "label")
-    if kind not in DEFAULT_FEEDBACK:
-        raise CLIError(f"no default feedback channel for {learner_cls.__name__}; pass --feedback.")
-    return DEFAULT_FEEDBACK[kind]
 
 
 def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], learner_params: dict[str, Any],
                    params: dict[str, Any], n_classes: int | None = None):
-    """A registered channel; by default the one matching the learner (:func:`default_feedback`).
-
-    Parameters the channel shares with the learner (e.g. ``m`` of MC-DBF and ``Diluted``) are
-    passed on from the learner's --param values. ``ConfusionNoise``'s ``C`` may be a number:
-    the uniform noise rate of a symmetric C over the dataset's classes (or give ``noise``).
-    """
-    cls = channel_class(name if name is not None else default_feedback(learner_cls))
-    wanted = getattr(learner_cls, "feedback_kind", None)
-    if wanted is not None and cls.kind != wanted:
-        fits = [n for n, c in registry.channel_classes().items() if c.kind == wanted]
-        raise CLIError(f"{learner_cls.__name__} learns from {wanted!r} feedback, which {cls.__name__} does not "
-                       f"give; use --feedback {' or '.join(fits) or '(none registered)'}.")
-    fparams = list(registry.channel_params(cls))
-    # the set size m means the same to the learner and the channel: the learner's default (2) is passed on too
-    import inspect
-
-    defaults = {k: p.default for k, p in inspect.signature(learner_cls.__init__).parameters.items()
-                if k == "m" and p.default is not p.empty}
-    shared = {k: v for k, v in {**defaults, **learner_params}.items()
-              if k in fparams and k not in _COMMON and k not in params}
-    params = _with_common(fparams, common, {**DEFAULT_FEEDBACK_PARAMS.get(cls.__name__, {}), **shared, **params})
-    try:
-        return registry.build_channel(cls, n_classes, **params)
-    except ValueError as exc:
-        if "needs" in str(exc) and "ConfusionNoise" not in str(exc):
-            raise CLIError(f"{exc} Pass --feedback-param NAME=VALUE.") from None
-        if "has no parameter" in str(exc):
-            raise CLIError(str(exc)) from None
-        if "give exactly one of C" in str(exc):
-            raise CLIError(f"{exc} Pass --feedback-param noise=RATE (e.g. -F noise=0.2) or C=RATE.") from None
-        raise
+    """The channel of a run (:func:`noisyfeedback.build.build_channel_for`), given the common flags it takes."""
+    cls = build.channel_class(name if name is not None else build.default_channel(learner_cls))
+    params = _with_common(list(registry.channel_params(cls)), common, params)
+    return build.build_channel_for(learner_cls, cls, n_classes, learner_params, **params)
 
 
 def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str, Any]) -> None:
@@ -216,7 +152,7 @@ def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str,
 
 def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = None, normalize: bool = False,
                  n_samples: int | None = None, data_seed: int | None = None):
-    """(X, y) of a catalogue dataset (:func:`noisyfeedback.registry.load_dataset`) or a data file;
+    """(X, y) of a catalogue dataset (:func:`noisyfeedback.build.load_dataset`) or a data file;
     ``n_samples``/``data_seed`` go to generated sets only."""
     extra: dict[str, Any] = {}
     if n_samples is not None:
@@ -230,14 +166,15 @@ def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = Non
             kind = None  # a path, or an unknown name (load says which)
         if kind not in (None, "generated"):
             raise CLIError(f"--n-samples and --data-seed apply to generated datasets only, not {name!r}.")
-    return registry.load_dataset(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
+    return build.load_dataset(name, split=split, data_dir=data_dir, normalize=normalize, **extra)
 
 
 def n_classes_of(y) -> int:
-    y = np.asarray(y)
-    if y.size == 0 or not np.issubdtype(y.dtype, np.integer):
+    """The number of classes of a multiclass learner's labels (:func:`noisyfeedback.build.n_classes_of`)."""
+    K = build.n_classes_of(y)
+    if K is None:
         raise CLIError("the dataset's labels must be integers 0..K-1 for a multiclass learner.")
-    return max(int(y.max()) + 1, 2)
+    return K
 
 
 # --------------------------------------------------------------- running
@@ -356,8 +293,10 @@ def simulate(
     gamma: Annotated[Optional[float], typer.Option(help="Exploration rate γ of the learners that take one "
                                                    "(default 0.1; refused for a learner without γ).")] = None,
     rho0: Annotated[Optional[float], typer.Option(help="P(feedback 1 | truly 0) of noisy channels (also given to "
-                                                  "learners that take rho0; default 0.2).")] = None,
-    rho1: Annotated[Optional[float], typer.Option(help="P(feedback 0 | truly 1) of noisy channels (default 0.4).")] = None,
+                                                  "learners that take rho0; default 0: noise-free, as in the "
+                                                  "library).")] = None,
+    rho1: Annotated[Optional[float], typer.Option(help="P(feedback 0 | truly 1) of noisy channels (also given to "
+                                                  "learners that take rho1; default 0).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(
         "--param", "-p", help="Learner parameter NAME=VALUE (repeatable), e.g. -p gamma=0.05 -p seed=3.")] = None,
     feedback_param: Annotated[Optional[list[str]], typer.Option(
@@ -386,7 +325,7 @@ def simulate(
     t0 = time.perf_counter()
     given = {"gamma": gamma, "rho0": rho0, "rho1": rho1, "rounds": rounds, "teachers": teachers, "evil": evil,
              "test_fraction": test_fraction}
-    common = {k: (given[k] if given[k] is not None else COMMON_DEFAULTS[k]) for k in _COMMON}
+    common = {k: given[k] for k in _COMMON if given[k] is not None}
     rounds = 100_000 if rounds is None else rounds
     teachers = 10 if teachers is None else teachers
     evil = 0.2 if evil is None else evil
@@ -394,15 +333,15 @@ def simulate(
     with _user_errors():
         lparams = parse_params(param, "--param")
         fparams = parse_params(feedback_param, "--feedback-param")
-        cls = learner_class(learner)
-        role = learner_role(cls)
+        cls = build.learner_class(learner)
+        role = build.learner_role(cls)
         if role == "teachers" and feedback is not None:
             raise CLIError(f"{cls.__name__} learns from teachers' labels: use --teachers and --evil, not --feedback.")
         if role == "teachers" and feedback_param:
             raise CLIError(f"{cls.__name__} learns from teachers' labels: it has no feedback channel to take "
                            "--feedback-param.")
-        channel_cls = None if role == "teachers" else channel_class(
-            feedback if feedback is not None else default_feedback(cls))
+        channel_cls = None if role == "teachers" else build.channel_class(
+            feedback if feedback is not None else build.default_channel(cls))
         check_flags(cls, role, channel_cls, given)
         X, y = load_dataset(dataset, split=split, data_dir=data_dir, normalize=normalize,
                             n_samples=n_samples, data_seed=data_seed)
@@ -411,10 +350,7 @@ def simulate(
             raise CLIError(f"{cls.__name__} is a binary learner; {dataset!r} has {K} classes "
                            "(choose a 2-class dataset, e.g. breast_cancer or rcv1).")
         channel = None if role == "teachers" else build_feedback(feedback, cls, common, lparams, fparams, K)
-        if role == "batch" and "confusion" in registry.learner_params(cls) and "confusion" not in lparams \
-                and hasattr(channel, "C"):
-            lparams["confusion"] = channel.C  # UMA corrects the noise the channel adds (known C)
-        model = build_learner(learner, K, common, lparams)
+        model = build.build_learner_for(cls, K, channel, **_with_common(registry.learner_params(cls), common, lparams))
         validate = getattr(model, "_validate_params", None)  # fail before the progress bar starts
         if validate is not None:
             validate()

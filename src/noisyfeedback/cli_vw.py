@@ -27,15 +27,8 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import typer
 
-__all__ = ["register", "LEARNER_ALIASES"]
+__all__ = ["register"]
 
-#: --learner names: the catalogue learners, also by the names of their index counterparts
-LEARNER_ALIASES = {
-    "squarecb": "CatalogueSquareCB", "cataloguesquarecb": "CatalogueSquareCB",
-    "epsilongreedy": "CatalogueEpsilonGreedy", "catalogueepsilongreedy": "CatalogueEpsilonGreedy",
-}
-#: parameters the CLI sets on the learner unless --param overrides them (VW text is hashed)
-DEFAULTS = {"features": "hashed", "bits": 18}
 
 
 def _meta_path(model: Path) -> Path:
@@ -51,24 +44,9 @@ def _fail(msg: str) -> None:
 
 
 def _params(items: list[str] | None) -> dict[str, Any]:
-    import ast
+    from .build import parse_params
 
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key.isidentifier():
-            raise ValueError(f"--param takes NAME=VALUE (e.g. --param learning_rate=0.1); got {item!r}.")
-        raw = raw.strip()
-        words = {"true": True, "false": False, "none": None, "null": None}
-        if raw.lower() in words:
-            out[key] = words[raw.lower()]
-            continue
-        try:
-            out[key] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            out[key] = raw
-    return out
+    return parse_params(items, "--param")
 
 
 def read_examples(path: Path, fmt: str | None = None, n_actions: int | None = None):
@@ -104,14 +82,15 @@ def clicks_of(examples, where: str) -> np.ndarray:
 
 
 def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
-    from .learners import catalogue
+    from . import build
 
-    cls_name = LEARNER_ALIASES.get(name.lower().replace("-", "").replace("_", ""))
-    if cls_name is None:
-        raise ValueError(f"--learner must be a catalogue learner: SquareCB or EpsilonGreedy (CatalogueSquareCB, "
-                         f"CatalogueEpsilonGreedy); got {name!r}.")
-    kw = {**DEFAULTS, **params, "rho0": rho0, "rho1": rho1}
-    return getattr(catalogue, cls_name)(**kw)
+    try:  # a catalogue learner, also by the name of its index counterpart (SquareCB)
+        cls = build.catalogue_learner_class(name)
+    except build.UnknownName as exc:
+        hint = f" (did you mean {exc.suggestions[0]!r}?)" if exc.suggestions else ""
+        raise ValueError(f"--learner must be a catalogue learner: {', '.join(exc.allowed)}; got {name!r}"
+                         f"{hint}.") from None
+    return build.build_learner(cls, **{**build.VW_LEARNER_DEFAULTS, **params, "rho0": rho0, "rho1": rho1})
 
 
 def _load(model: Path):

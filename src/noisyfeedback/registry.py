@@ -1,10 +1,10 @@
-"""The one catalogue: names -> learners, feedback channels and datasets, for every front door.
+"""The one catalogue: names -> learner classes, feedback channels, candidate streams and datasets.
 
-The command line, the TOML experiment configs (:mod:`noisyfeedback.lab`), the decision service and
-:func:`noisyfeedback.load` all turn names into objects here, so a name means the same thing
-everywhere: :func:`build_learner`, :func:`build_channel` and :func:`load_dataset` (the datasets'
-own catalogue is :mod:`noisyfeedback.datasets`, with :func:`dataset_info` saying whether a name
-needs files from a data directory). The catalogue owns the aliases (``bandit`` is ``NoisyBandit``
+The command line, the VW commands, the TOML experiment configs (:mod:`noisyfeedback.lab`), the decision
+service and :func:`noisyfeedback.load` all resolve names here, and build through the layer above it,
+:mod:`noisyfeedback.build` (specs -> learners, channels, datasets, streams), so a name means the same
+thing everywhere (the datasets' own catalogue is :mod:`noisyfeedback.datasets`, with
+:func:`dataset_info` saying whether a name needs files from a data directory). The catalogue owns the aliases (``bandit`` is ``NoisyBandit``
 for every front door; names are looked up case-insensitively, ignoring ``-``, ``_`` and spaces).
 
 What a learner *is* — its family (bandit, diluted, label_noise, regression, teachers), whether it
@@ -18,16 +18,15 @@ nothing else and any part of the package may use it.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
-import re
 from typing import Any
+
+from ._names import UnknownName, key, suggest
 
 __all__ = ["LEARNERS", "CHANNELS", "CHANNEL_ALIASES", "key", "learner_classes", "resolve_learner",
            "channel_classes", "resolve_channel", "channel_names", "channel_params", "learner_tags", "learners_where",
-           "learner_params", "build_learner", "build_channel", "dataset_names", "dataset_info", "load_dataset",
-           "parse_params", "STREAMS", "resolve_stream"]
+           "learner_params", "dataset_names", "dataset_info", "STREAMS", "resolve_stream", "UnknownName"]
 
 #: class name -> "module:qualname"; the explicit list of classes a model file may name
 LEARNERS: dict[str, str] = {
@@ -78,11 +77,6 @@ CHANNEL_ALIASES: dict[str, str] = {
 _DATASETS = "noisyfeedback.datasets"
 
 
-def key(name: str) -> str:
-    """The lookup key of a name: lower case, without ``-``, ``_`` and spaces."""
-    return re.sub(r"[\s_\-]+", "", str(name)).lower()
-
-
 def _import(target: str) -> Any:
     module, _, qualname = target.partition(":")
     obj: Any = importlib.import_module(module)
@@ -103,7 +97,10 @@ def _resolve(table: dict[str, str], name: Any, what: str, aliases: dict[str, str
     found = by_key.get(key(name)) if isinstance(name, str) else None
     if found is None:
         extra = f" (or {', '.join(aliases)})" if aliases else ""
-        raise ValueError(f"unknown {what} {name!r}; allowed: {', '.join(table)}{extra}.")
+        close = suggest(name, [*table, *(aliases or {})])
+        hint = f" (did you mean {by_key[key(close[0])]!r}?)" if close else ""
+        raise UnknownName(what, name, tuple(by_key[key(c)] for c in close), (*table, *(aliases or {})),
+                          f"unknown {what} {name!r}{hint}; allowed: {', '.join(table)}{extra}.")
     return _import(table[found])
 
 
@@ -162,34 +159,6 @@ def learner_params(cls: type) -> list[str]:
     return [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
 
 
-def build_learner(name: str | type, n_classes: int | None = None, **params: Any):
-    """A registered learner: ``cls(n_classes=..., **params)``, ``n_classes`` given only to the classes
-    that take it. A parameter the class does not take is refused (ValueError naming those it takes).
-
-    >>> build_learner("banditron", n_classes=3, gamma=0.2)
-    Banditron(n_classes=3, gamma=0.2)
-    >>> build_learner("SquareCB", n_classes=3, gamma=0.2)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: learner SquareCB has no parameter 'gamma'; its parameters are: ...
-    """
-    cls = name if isinstance(name, type) else resolve_learner(name)
-    allowed = learner_params(cls)
-    unknown = [k for k in params if k not in allowed or k == "n_classes"]
-    if unknown:
-        shown = [p for p in allowed if p != "n_classes"] or ["(none)"]
-        raise ValueError(f"learner {cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
-                         f"{', '.join(shown)}.")
-    if "n_classes" in allowed and n_classes is not None:
-        params = {"n_classes": int(n_classes), **params}
-    sig = inspect.signature(cls.__init__)
-    missing = [n for n in allowed if n in sig.parameters and n not in params
-               and sig.parameters[n].default is inspect.Parameter.empty]
-    if missing:
-        raise ValueError(f"learner {cls.__name__} needs {', '.join(missing)}.")
-    return cls(**params)
-
-
 # ---------------------------------------------------------------- channels
 def channel_classes() -> dict[str, type]:
     """Every registered feedback channel class, by class name."""
@@ -220,44 +189,6 @@ def channel_params(cls: type) -> dict[str, Any]:
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
-def build_channel(name: str | type, n_classes: int | None = None, **params: Any):
-    """A registered feedback channel from its name and parameters (a parameter it does not take is
-    refused). ``ConfusionNoise`` takes a matrix ``C``, or a symmetric flip rate: ``noise=ρ`` or ``C=ρ``
-    (a number), giving :func:`noisyfeedback.feedback.symmetric_confusion` over ``n_classes`` classes.
-
-    >>> build_channel("bandit", rho0=0.1, rho1=0.2)
-    NoisyBandit(rho0=0.1, rho1=0.2)
-    >>> build_channel("confusion", n_classes=3, noise=0.3).C[0]
-    array([0.7 , 0.15, 0.15])
-    """
-    cls = name if isinstance(name, type) else resolve_channel(name)
-    allowed = channel_params(cls)
-    unknown = [k for k in params if k not in allowed]
-    if unknown:
-        raise ValueError(f"feedback {cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
-                         f"{', '.join(allowed) or '(none)'}.")
-    if cls.__name__ != "ConfusionNoise":
-        missing = [n for n, d in allowed.items() if d is inspect.Parameter.empty and n not in params]
-        if missing:
-            raise ValueError(f"feedback {cls.__name__} needs {', '.join(missing)}.")
-        return cls(**params)
-    C, noise = params.get("C"), params.get("noise")
-    if isinstance(C, (int, float)) and not isinstance(C, bool) and noise is None:
-        C, noise = None, C  # a number for C: the uniform noise rate
-    if (C is None) == (noise is None):
-        raise ValueError("The 'C' parameter of ConfusionNoise: give exactly one of C (a K x K matrix) or noise "
-                         "(a symmetric flip rate in [0, 1)).")
-    if C is not None:
-        import numpy as np
-
-        return cls(np.asarray(C, dtype=np.float64))
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < 1:
-        raise ValueError(f"The 'noise' parameter of ConfusionNoise must be in [0, 1). Got {noise!r} instead.")
-    if n_classes is None:
-        raise ValueError("ConfusionNoise(noise=...) needs the number of classes")
-    return cls(_import("noisyfeedback.feedback:symmetric_confusion")(int(n_classes), noise))
-
-
 # ---------------------------------------------------------------- datasets
 def dataset_names() -> list[str]:
     """Every dataset name of the catalogue (generated, bundled and file-based), in catalogue order."""
@@ -276,35 +207,5 @@ def dataset_info(name: str, data_dir: Any = None) -> dict[str, Any]:
     for row in rows:
         if key(name) in {key(row["name"]), *(key(a) for a in row["aliases"])}:
             return row
-    raise ValueError(f"unknown dataset {name!r}; allowed: {', '.join(r['name'] for r in rows)}.")
-
-
-def load_dataset(name: str, **kwargs: Any):
-    """``(X, y)`` of a catalogue dataset (or a data file): :func:`noisyfeedback.datasets.load`."""
-    return _import(_DATASETS).load(name, **kwargs)
-
-
-# ------------------------------------------------------------- parameters
-def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, Any]:
-    """``["gamma=0.05", "seed=3", "scaling=opt"]`` -> {"gamma": 0.05, "seed": 3, "scaling": "opt"}
-    (what the command line's NAME=VALUE options give the builders).
-
-    >>> parse_params(["gamma=0.05", "diag=true", "name=opt", "m=3"])
-    {'gamma': 0.05, 'diag': True, 'name': 'opt', 'm': 3}
-    """
-    out: dict[str, Any] = {}
-    for item in items or []:
-        name, sep, raw = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or not name.isidentifier():
-            raise ValueError(f"{flag} takes NAME=VALUE (e.g. {flag} gamma=0.05); got {item!r}.")
-        raw = raw.strip()
-        words = {"true": True, "false": False, "none": None, "null": None}
-        if raw.lower() in words:
-            out[name] = words[raw.lower()]
-            continue
-        try:
-            out[name] = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            out[name] = raw
-    return out
+    names = tuple(r["name"] for r in rows)
+    raise UnknownName("dataset", name, suggest(name, names), names)

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse as sp
 
+from .._names import UnknownName, key, suggest
 from . import bundled, generators, loaders
 from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy as _uma_toy
@@ -253,10 +254,11 @@ _SPECS: tuple[_Spec, ...] = (
     ),
 )
 
+#: every name and alias by its lookup key (:func:`noisyfeedback.build.key`: case, spaces, '-' and '_' ignored)
 _BY_NAME: dict[str, _Spec] = {}
 for _s in _SPECS:
     for _n in (_s.name, *_s.aliases):
-        _BY_NAME[_n.lower()] = _s
+        _BY_NAME[key(_n)] = _s
 
 
 def known_names() -> list[str]:
@@ -356,22 +358,21 @@ def _locate(spec: _Spec, split: str, data_dir) -> dict[str, list[Path]]:
 
 
 def _spec(name: str) -> _Spec:
-    key = name.strip().lower() if isinstance(name, str) else None
-    if key in _BY_NAME:
-        return _BY_NAME[key]
-    raise ValueError(_unknown_message(name))
+    k = key(name) if isinstance(name, str) else None
+    if k in _BY_NAME:
+        return _BY_NAME[k]
+    raise _unknown(name)
 
 
-def _unknown_message(name: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(str(name).lower(), list(_BY_NAME), n=1) if isinstance(name, str) else []
-    hint = f" Did you mean {_BY_NAME[close[0]].name!r}?" if close else ""
-    return (
+def _unknown(name: Any) -> UnknownName:
+    close = suggest(name, [n for s in _SPECS for n in (s.name, *s.aliases)])
+    found = tuple(dict.fromkeys(_BY_NAME[key(c)].name for c in close))
+    hint = f" Did you mean {found[0]!r}?" if found else ""
+    return UnknownName("dataset", name, found, tuple(known_names()), (
         f"Unknown dataset {name!r}.{hint} Known names: {', '.join(known_names())} "
         f"(aliases: {', '.join(a for s in _SPECS for a in s.aliases)}); or a path to a file ending in "
         f"{', '.join(_SUFFIXES)}."
-    )
+    ))
 
 
 _SUFFIXES = (
@@ -520,18 +521,18 @@ def load(
     >>> X.shape, y.dtype.name, round(float(np.linalg.norm(X[0])), 12)
     ((178, 13), 'int64', 1.0)
     """
-    if isinstance(name, str) and name.strip().lower().replace("-", "_") in ("open_bandit", "obd"):
+    if isinstance(name, str) and key(name) in ("openbandit", "obd"):
         from .open_bandit import load_open_bandit  # logged bandit data, not (X, y): an OpenBanditLog
 
         return load_open_bandit(data_dir=data_dir, **kwargs)
     check_split(split)
-    if isinstance(name, str) and name.strip().lower() in _BY_NAME:
-        spec = _BY_NAME[name.strip().lower()]
+    if isinstance(name, str) and key(name) in _BY_NAME:
+        spec = _BY_NAME[key(name)]
     elif _looks_like_path(name):
         X, y = _load_path(name, split, data_dir, kwargs)
         return (normalize_rows(X) if normalize else X), y
     else:
-        raise ValueError(_unknown_message(name))
+        raise _unknown(name)
 
     if spec.kind == "generated":
         if split == "test":

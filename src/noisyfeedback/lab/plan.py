@@ -33,7 +33,7 @@ from .config import (
     format_path,
     stable_hash,
 )
-from .. import registry
+from .. import build, registry
 from .engine import KINDS  # the sweep's kinds are registered by .tasks, imported with the package
 
 __all__ = [
@@ -51,21 +51,20 @@ _REF = re.compile(r"^\$channel\.([A-Za-z_]\w*)$")
 _PARAM_IN_MSG = re.compile(r"The '(\w+)' parameter")
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", str(name)).lower()
+_key = build.key  # the one lookup key of names (case, spaces, '-' and '_' ignored)
 
 
 # ------------------------------------------------------------- learners
-# Names are the catalogue's (:mod:`noisyfeedback.registry`): the same learners, channels, aliases and
-# datasets as the command line, the service and ``nf.load``.
+# Names are resolved and objects built by the build layer (:mod:`noisyfeedback.build`): the same learners,
+# channels, aliases and datasets as the command line, the VW commands, the service and ``nf.load``.
 def learner_classes() -> dict[str, type]:
     """Every learner class of :mod:`noisyfeedback.registry`, by lookup key (lower case, no '-', '_')."""
-    return {registry.key(name): cls for name, cls in registry.learner_classes().items()}
+    return {build.key(name): cls for name, cls in registry.learner_classes().items()}
 
 
 def resolve_learner(name: str) -> type:
     """The learner class called ``name`` (case-insensitive; '-', '_' and spaces ignored)."""
-    return registry.resolve_learner(name)
+    return build.learner_class(name)
 
 
 def _sweep_kinds() -> list[str]:
@@ -135,23 +134,19 @@ def channel_types() -> dict[str, ChannelType]:
         params = registry.channel_params(cls)
         defaults = {p: d for p, d in params.items() if d is not inspect.Parameter.empty}
 
-        def build(n_classes, _cls=cls, **kwargs):
-            return registry.build_channel(_cls, n_classes, **kwargs)
+        def make(n_classes, _cls=cls, **kwargs):
+            return build.build_channel(_cls, n_classes, **kwargs)
 
-        out[registry.key(name)] = ChannelType(name, cls, tuple(params), defaults, build)
+        out[build.key(name)] = ChannelType(name, cls, tuple(params), defaults, make)
     for alias, target in registry.CHANNEL_ALIASES.items():
-        out.setdefault(registry.key(alias), out[registry.key(target)])
+        out.setdefault(build.key(alias), out[build.key(target)])
     return out
 
 
 def resolve_channel(name: str) -> ChannelType:
-    types = channel_types()
-    ct = types.get(_key(name))
-    if ct is None:
-        allowed = sorted({t.name for t in types.values()}) + ["aliases: " + ", ".join(
-            k for k, t in types.items() if _key(t.name) != k)]
-        raise ValueError(f"unknown feedback channel {name!r}; allowed: {', '.join(allowed)}")
-    return ct
+    """The channel type called ``name`` (its aliases included; :class:`noisyfeedback.build.UnknownName`
+    with a "did you mean" otherwise)."""
+    return channel_types()[build.key(build.channel_class(name).__name__)]
 
 
 def make_channel(name: str, params: dict[str, Any], n_classes: int | None):
@@ -606,7 +601,8 @@ def _expand_channels(cfg: ExperimentConfig, errors: _Errors, n_classes_hint: int
                     ct.build(n_classes_hint or 2, **params)
                 except (TypeError, ValueError) as exc:
                     m = _PARAM_IN_MSG.search(str(exc))
-                    where = loc + ("params",) + ((m.group(1),) if m and m.group(1) in spec.params else ())
+                    name = exc.param if isinstance(exc, build.BadParameter) else m.group(1) if m else None
+                    where = loc + ("params",) + ((name,) if name in spec.params else ())
                     errors.add(where, str(exc))
                     continue
             if spec.label:
@@ -727,16 +723,14 @@ def _resolve_refs(combo: LearnerCombo, spec, channel: ChannelInstance, loc, erro
 
 
 def _joint_check(cls: type, params: dict, n_classes: int | None, loc, errors: _Errors) -> bool:
-    if takes_n_classes(cls):
-        if n_classes is None:
-            return True  # checked when the task runs (the data set's classes are not known before loading it)
-        params = {"n_classes": n_classes, **params}
+    if takes_n_classes(cls) and n_classes is None:
+        return True  # checked when the task runs (the data set's classes are not known before loading it)
     try:
-        learner = cls(**params)
+        learner = build.build_learner(cls, n_classes, **params)
         learner._validate_params()
     except (TypeError, ValueError) as exc:
         m = _PARAM_IN_MSG.search(str(exc))
-        name = m.group(1) if m else None
+        name = exc.param if isinstance(exc, build.BadParameter) else m.group(1) if m else None
         errors.add(loc + ("params",) + ((name,) if name and name != "n_classes" else ()), str(exc))
         return False
     return True
@@ -745,9 +739,8 @@ def _joint_check(cls: type, params: dict, n_classes: int | None, loc, errors: _E
 def _instance_kind(cls: type, params: dict, n_classes: int | None) -> str | None:
     """The feedback kind of ``cls(**params)`` (for classes whose kind depends on their parameters)."""
     try:
-        extra = {"n_classes": n_classes if n_classes is not None else max(2, int(params.get("m", 1)) + 1)} \
-            if takes_n_classes(cls) else {}
-        return cls(**{**extra, **params}).feedback_kind
+        K = n_classes if n_classes is not None else max(2, int(params.get("m", 1)) + 1)
+        return build.build_learner(cls, K, **params).feedback_kind
     except (TypeError, ValueError):
         return None
 

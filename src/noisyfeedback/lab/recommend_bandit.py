@@ -68,9 +68,9 @@ def tasks(paper: str, n_classes: int = 10) -> list[dict[str, Any]]:
 
 def learner_factories(n_classes: int, m: int = 1, seed: int | None = None) -> dict[str, Any]:
     """name -> a zero-argument factory of the recommended learner (default parameters)."""
-    from .. import registry
+    from .. import build
 
-    return {name: (lambda cls=registry.resolve_learner(name): cls(n_classes, m=m, seed=seed))
+    return {name: (lambda cls=build.learner_class(name): build.build_learner(cls, n_classes, m=m, seed=seed))
             for name in RECOMMENDED}
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from .config import canonical_json, stable_hash
 from .engine import KINDS, register_task_kind, task_kind
+from ..build import BuildError, build_learner, n_classes_of
 from .plan import make_channel, resolve_learner, takes_n_classes
 
 __all__ = ["run_task", "register_task_kind", "load_dataset", "task_seeds", "clear_cache"]
@@ -66,11 +67,7 @@ def _load_cached(key: str):
         else:
             X = np.ascontiguousarray(X)
         y = np.ascontiguousarray(y)
-    if spec.get("n_classes"):
-        K = int(spec["n_classes"])
-    else:
-        y_arr = np.asarray(y)
-        K = max(int(y_arr.max()) + 1, 2) if y_arr.size and np.issubdtype(y_arr.dtype, np.integer) else None
+    K = int(spec["n_classes"]) if spec.get("n_classes") else n_classes_of(y)
     return X, y, K
 
 
@@ -102,15 +99,13 @@ def _checkpoints(task) -> Any:
 def _build_learner(task, n_classes: int | None, learner_seed):
     cls = resolve_learner(task["learner"]["name"])
     params = dict(task["learner"]["params"])
-    if takes_n_classes(cls):
-        if n_classes is None:
-            raise ValueError(f"{cls.__name__} needs class labels 0..K-1, but data set "
-                             f"{task['labels']['dataset']} has none (real-valued targets?)")
-        params = {"n_classes": n_classes, **params}
-    shown = cls(**params)
+    if takes_n_classes(cls) and n_classes is None:
+        raise ValueError(f"{cls.__name__} needs class labels 0..K-1, but data set "
+                         f"{task['labels']['dataset']} has none (real-valued targets?)")
+    shown = build_learner(cls, n_classes, **params)
     if "seed" in cls._get_param_names():
         params["seed"] = learner_seed
-    return cls(**params), repr(shown)
+    return build_learner(cls, n_classes, **params), repr(shown)
 
 
 @register_task_kind("online")
@@ -191,6 +186,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
 
 def _annotate(exc: BaseException, task) -> BaseException:
     msg = f"task {task['labels']['task']} ({task['task_id']}): {exc.args[0] if exc.args else exc}"
+    if isinstance(exc, BuildError):
+        return exc.with_message(msg)
     try:
         return type(exc)(msg)
     except Exception:  # exotic constructors

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .. import registry
+from .. import build, registry
 from ..catalogue import CandidateRounds
 from ..hashing import FeatureHasher, HashedRows
 from .engine import Engine, ServiceConfig, ServiceError
@@ -50,18 +50,11 @@ def catalogue_learners() -> list[str]:
 def _catalogue_class(name: str):
     """The catalogue learner for ``name``: a catalogue learner itself, or the catalogue twin of an index
     learner ("SquareCB" -> CatalogueSquareCB)."""
-    served = catalogue_learners()
     try:
-        klass = registry.resolve_learner(name)
-    except ValueError:
-        klass = None
-    if klass is not None and klass.__name__ in served:
-        return klass
-    twin = f"Catalogue{klass.__name__}" if klass is not None else None
-    if twin in served:
-        return registry.resolve_learner(twin)
-    raise ValueError(f"--learner {name!r} has no action-feature form; --action-features serves: "
-                     f"{', '.join(served)} (also by their index names, e.g. SquareCB).")
+        return build.catalogue_learner_class(name)
+    except build.UnknownName:
+        raise ValueError(f"--learner {name!r} has no action-feature form; --action-features serves: "
+                         f"{', '.join(catalogue_learners())} (also by their index names, e.g. SquareCB).") from None
 
 
 def _start_state(learner) -> None:
@@ -87,7 +80,7 @@ def make_catalogue_learner(cfg: ServiceConfig):
         if v and k not in params:
             params[k] = v
     try:
-        learner = registry.build_learner(klass, **params)
+        learner = build.build_learner(klass, **params)
         _start_state(learner)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{klass.__name__}: {exc}") from None

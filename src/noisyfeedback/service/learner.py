@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import base, registry
+from .. import base, build, registry
 
 __all__ = ["servable_learners", "parse_param_items", "make_learner", "load_model", "set_size", "n_features_of",
            "state_is_finite", "start_state"]
@@ -34,7 +34,7 @@ def parse_param_items(items: list[str] | None, flag: str = "--param") -> dict[st
     {'gamma': 0.05, 'oracle': 'ridge', 'seed': None}
     """
     try:
-        out = registry.parse_params(items, flag=flag)
+        out = build.parse_params(items, flag=flag)
     except (RecursionError, MemoryError):
         raise ValueError(f"{flag}: a value is nested too deeply.") from None
     bad = [k for k in out if k.startswith("_")]
@@ -86,8 +86,8 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     """A fresh servable learner ``name`` with its state created; every problem is one ``ValueError``
     naming what to fix (unknown or non-servable learner, unknown parameter, invalid value)."""
     try:
-        klass = registry.resolve_learner(name)
-    except ValueError:
+        klass = build.learner_class(name)
+    except build.UnknownName:
         raise ValueError(f"{what} {name!r} is not a registered learner; the service serves: "
                          f"{', '.join(servable_learners())}.") from None
     if registry.learner_tags(klass).family == "catalogue":
@@ -102,7 +102,7 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
         if k in names and k not in params and (any(v) if isinstance(v, (list, tuple)) else v):
             params[k] = list(v) if isinstance(v, (list, tuple)) else v
     try:
-        learner = registry.build_learner(klass, n_classes, **params)
+        learner = build.build_learner(klass, n_classes, **params)
         if learner.feedback_kind not in ("bandit", "set"):
             raise ValueError(f"{klass.__name__} with these parameters does not learn from bandit feedback.")
         start_state(learner, n_features)
