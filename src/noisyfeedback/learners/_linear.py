@@ -229,11 +229,35 @@ class LoggedLearning:
     """``fit_logged``: train from scratch on logged rows, for every learner of bandit or set feedback
     (whose ``learn(X, actions, feedback, propensities)`` updates from logged rows in order)."""
 
-    def fit_logged(self, X, actions, rewards, propensities):
+    def fit_logged(self, X, actions=None, rewards=None, propensities=None):
         """Train from scratch on logged rows (context, action or set taken, 0/1 reward, its propensity),
         in order: discards any learned state, then ``learn``. Rewards read as floats 0.0/1.0 (VW text, a
-        table) are accepted. Returns self."""
+        table) are accepted. Returns self.
+
+        ``X`` alone may be a stream of chunks (``nf.datasets.stream_log(...)``, or any iterable of
+        ``(X, actions, rewards, propensities)``): learned chunk by chunk in order, in bounded memory
+        (a feature map is computed per chunk); the same model as one call on the whole log, as the
+        update of each row depends only on the rows before it."""
         self._reset()
+        if actions is None and rewards is None and propensities is None and not hasattr(X, "shape") \
+                and not hasattr(X, "actions"):
+            for chunk in X:
+                Xc, a, r, p = chunk
+                start = getattr(chunk, "start", None)
+                try:
+                    self.learn(Xc, a, _as_binary(r), p)
+                except NonFiniteUpdate as exc:
+                    if not start:
+                        raise
+                    raise NonFiniteUpdate(str(exc).replace(f"row {exc.row}", f"row {start + exc.row}"),
+                                          start + exc.row) from None
+                except ValueError as exc:
+                    if not start:
+                        raise
+                    raise ValueError(f"the chunk from row {start} of the log: {exc}") from None
+            return self
+        if hasattr(X, "actions") and actions is None:  # a BanditLog
+            X, actions, rewards, propensities = X
         return self.learn(X, actions, _as_binary(rewards), propensities)
 
 

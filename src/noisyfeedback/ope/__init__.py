@@ -22,16 +22,16 @@ from .estimators import (
     Estimate,
     RewardModel,
     estimate_rho,
-    evaluate,
     evaluate_all,
     noise_correct,
     policy_probabilities,
 )
 from .learning import train_and_evaluate
+from .streaming import evaluate, evaluate_log, stream_folds  # evaluate: also logs read in chunks
 from .candidates import CANDIDATE_ESTIMATORS, evaluate_candidates, evaluate_candidates_all
 from .slates import SLATE_ESTIMATORS, pseudoinverse, sequential_slate_moments, slot_ips
 
-__all__ = ["Estimate", "evaluate", "evaluate_all", "policy_probabilities", "RewardModel", "noise_correct",
+__all__ = ["Estimate", "evaluate", "evaluate_log", "stream_folds", "evaluate_all", "policy_probabilities", "RewardModel", "noise_correct",
            "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS",
            "evaluate_candidates", "evaluate_candidates_all", "CANDIDATE_ESTIMATORS",
            "slot_ips", "pseudoinverse", "sequential_slate_moments", "SLATE_ESTIMATORS"]
