@@ -10,10 +10,11 @@ STAMP  := $(VENV)/.installed
 # kernels/linear.py, perceptron.py, bandit.py: test_kernels, test_simulate, test_rcnbf, test_rcine;
 # channels.py: test_feedback; diluted.py: test_diluted; regression.py: test_regression;
 # teachers.py (and the solver's compiled loops): test_teachers; oracle.py: test_oracle_bandits;
+# vwtext.py: test_vw_stream;
 # rls.py: test_wrls; validation.py: test_hostile.
 NOJIT_TESTS := tests/test_kernels.py tests/test_simulate.py tests/test_rcnbf.py tests/test_rcine.py \
 	tests/test_feedback.py tests/test_diluted.py tests/test_regression.py tests/test_teachers.py \
-	tests/test_oracle_bandits.py tests/test_wrls.py tests/test_hostile.py
+	tests/test_oracle_bandits.py tests/test_wrls.py tests/test_hostile.py tests/test_vw_stream.py
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)

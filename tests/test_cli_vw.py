@@ -57,7 +57,9 @@ def _examples(M, n_rounds, n_items, seed, labelled, rho0=0.0, rho1=0.0, id_offse
 
 
 def _greedy_share(pred_file, truth):
-    lines = pred_file.read_text().splitlines()
+    text = pred_file.read_text()
+    assert text.endswith("\n\n") and "\n\n\n" not in text  # VW's -p: a blank line after each example
+    lines = [line for line in text.splitlines() if line]
     assert len(lines) == truth.shape[0]
     chosen = []
     for line in lines:
@@ -107,7 +109,7 @@ def test_evaluate_prints_estimates_that_cover_the_greedy_policys_value(tmp_path)
     res = invoke("predict", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz", "-p", tmp_path / "g.txt",
                  "--greedy")
     assert res.exit_code == 0, res.output
-    chosen = [int(line.split(":")[0]) for line in (tmp_path / "g.txt").read_text().splitlines()]
+    chosen = [int(line.split(":")[0]) for line in (tmp_path / "g.txt").read_text().splitlines() if line]
     value = truth[np.arange(len(chosen)), chosen].mean()
     for e in ("ips", "snips", "dr", "sndr"):
         assert est[e]["lower"] <= value <= est[e]["upper"], (e, est[e], value)
@@ -135,7 +137,7 @@ def test_cb_files_train_and_predict(tmp_path):
     assert json.loads((tmp_path / "m.npz.json").read_text())["n_actions"] == 3
     res = invoke("predict", "-d", tmp_path / "test.vw", "--model", tmp_path / "m.npz", "-p", tmp_path / "p.txt")
     assert res.exit_code == 0, res.output
-    first = [int(line.split(":")[0]) for line in (tmp_path / "p.txt").read_text().splitlines()]
+    first = [int(line.split(":")[0]) for line in (tmp_path / "p.txt").read_text().splitlines() if line]
     assert first == [1, 0]
     # an unlabelled first line reads as cb_adf; --format cb says what it is
     (tmp_path / "mixed.vw").write_text("|x a:1\n" + "\n".join(lines) + "\n")
@@ -148,8 +150,8 @@ def test_errors_are_one_line_naming_file_and_line(tmp_path):
     res = invoke("train", "-d", tmp_path / "bad.vw", "--model", tmp_path / "m.npz")
     assert res.exit_code == 2 and "bad.vw, line 3" in res.output and "Traceback" not in res.output
     (tmp_path / "cost.vw").write_text("shared |u a\n|a x\n0:0.5:0.5 |a y\n")
-    res = invoke("train", "-d", tmp_path / "cost.vw", "--model", tmp_path / "m.npz")
-    assert res.exit_code == 2 and "costs must be -1" in res.output
+    res = invoke("train", "-d", tmp_path / "cost.vw", "--model", tmp_path / "m.npz", "--reward", "click")
+    assert res.exit_code == 2 and "costs must be -1" in res.output and "cost 0.5;" in res.output
     res = invoke("train", "-d", tmp_path / "cost.vw", "--model", tmp_path / "m.npz", "--learner", "BPA")
     assert res.exit_code == 2
     res = invoke("predict", "-d", tmp_path / "cost.vw", "--model", tmp_path / "none.npz", "-p", tmp_path / "p")

@@ -1,34 +1,55 @@
 """The command line in Vowpal Wabbit's terms, registered on the main ``noisyfeedback`` CLI:
-``train``, ``predict`` and ``evaluate`` on VW text files.
+``train``, ``predict`` and ``evaluate`` on VW text files of any size, read in chunks
+(:func:`noisyfeedback.datasets.vw_stream.stream_vw`: bounded memory, compiled parsing).
 
 - ``noisyfeedback train --data train.vw --learner SquareCB --model model.npz`` — a catalogue learner
   (:class:`~noisyfeedback.CatalogueSquareCB` or :class:`~noisyfeedback.CatalogueEpsilonGreedy`, features
-  hashed VW-style) trained on a ``--cb`` file (one example a line, each action a one-hot candidate)
-  or a ``--cb_adf`` file (action-dependent features; detected from the content). Labels follow VW:
-  ``index:cost:probability`` (cb, 1-based) and ``0:cost:probability`` on the chosen action's line
-  (cb_adf); a click is cost −1, no click cost 0. ``--rho0/--rho1``: known flip rates of the clicks.
-- ``noisyfeedback predict --data test.vw --model model.npz --predictions preds.txt`` — one line per
-  example, the action distribution in VW's ``-p`` format for ``--cb_explore_adf``:
-  ``index:probability`` pairs separated by commas (index counting the example's action lines from
-  0), most probable first.
+  hashed VW-style) trained on a ``--cb`` file (one example a line, each action a one-hot candidate;
+  VW's multi-cost lines accepted) or a ``--cb_adf`` file (action-dependent features) — detected from
+  the content, or ``--format``. Labels follow VW: ``action:cost:probability`` (cb, 1-based) and
+  ``0:cost:probability`` on the chosen action's line (cb_adf). ``--passes`` re-reads the file.
+- ``noisyfeedback predict --data test.vw --model model.npz --predictions preds.txt`` — VW's ``-p``
+  output for ``--cb_explore_adf``: per example a line of ``index:probability`` pairs (index counting
+  the example's action lines from 0, most probable first, 6 significant digits), then a blank line.
 - ``noisyfeedback evaluate --data test.vw --model model.npz`` — off-policy estimates of the model's
-  value (click rate) on a labelled log, with intervals (:func:`noisyfeedback.ope.evaluate_candidates`).
+  value on a labelled log, with normal intervals from one pass of running sums.
+
+**Costs and rewards** (``--reward``): VW minimises cost, and so do these commands by default:
+``--reward cost`` learns and reports the reward −cost, whatever the costs are. For click logs:
+``--reward click`` reads cost −1 as a click and 0 as none (reward 1/0); ``--reward one-minus-cost``
+reads VW's classic 0-good/1-bad costs as reward 1 − cost (costs in [0, 1]). Flip rates
+(``--rho0/--rho1``: P(click seen | no click), P(no click seen | click)) correct clicks, so they need
+rewards of 0 and 1.
 
 The model file is the learner's ``.npz``; next to it ``<model>.json`` records the file format (cb or
-cb_adf), the number of actions of a cb file and the flip rates.
+cb_adf), the number of actions of a cb file, the reward mapping and the flip rates. A training run
+whose model is not finite exits non-zero and writes nothing.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import numpy as np
 import typer
 
-__all__ = ["register"]
+__all__ = ["register", "REWARDS", "rewards_of", "format_distribution"]
 
+#: --reward: how a logged cost becomes the reward learned and reported
+REWARDS = ("cost", "click", "one-minus-cost")
+#: the model record's marker
+RECORD = "noisyfeedback VW model"
+#: evaluate warns below this many labelled examples (the normal intervals are rough)
+SMALL_LOG = 100
+
+
+class _UserError(ValueError):
+    pass
 
 
 def _meta_path(model: Path) -> Path:
@@ -36,49 +57,19 @@ def _meta_path(model: Path) -> Path:
 
 
 def _fail(msg: str) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    Console(stderr=True, highlight=False).print(f"[bold red]Error:[/] [red]{escape(msg)}[/]", soft_wrap=True)
+    """One plain line on stderr (no markup: labels such as ``0:-1:0.5`` print as written), exit 2."""
+    typer.echo(f"Error: {msg}", err=True)
     raise typer.Exit(2)
+
+
+def _warn(msg: str) -> None:
+    typer.echo(f"Warning: {msg}", err=True)
 
 
 def _params(items: list[str] | None) -> dict[str, Any]:
     from .build import parse_params
 
     return parse_params(items, "--param")
-
-
-def read_examples(path: Path, fmt: str | None = None, n_actions: int | None = None):
-    """(format, ADF examples, K or None) of a VW file; ``fmt`` None: detected from the content."""
-    from .datasets.vw_adf import detect_vw_format, read_vw_adf, read_vw_cb_as_adf
-
-    if fmt is None:
-        fmt = detect_vw_format(path)
-    if fmt == "ccb":
-        raise ValueError(f"{path}: a ccb (several slots) file; train/predict/evaluate take cb and cb_adf files.")
-    if fmt == "cb":
-        exs, K = read_vw_cb_as_adf(path, n_actions)
-        return fmt, exs, K
-    return fmt, read_vw_adf(path), None
-
-
-def to_rounds(examples):
-    """CandidateRounds (hashed features) of ADF examples."""
-    from .catalogue import CandidateRounds
-
-    return CandidateRounds.from_features([e.shared for e in examples], [e.actions for e in examples])
-
-
-def clicks_of(examples, where: str) -> np.ndarray:
-    """0/1 clicks from VW costs: −1 a click, 0 no click (anything else is an error)."""
-    cost = np.array([e.label.cost for e in examples], dtype=np.float64)
-    bad = (cost != -1.0) & (cost != 0.0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{where}: labelled example {i} has cost {cost[i]!r}; costs must be -1 (a click) or 0 "
-                         "(no click).")
-    return (cost == -1.0).astype(np.int64)
 
 
 def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
@@ -93,31 +84,155 @@ def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
     return build.build_learner(cls, **{**build.VW_LEARNER_DEFAULTS, **params, "rho0": rho0, "rho1": rho1})
 
 
+def _num(x: float) -> str:
+    """A number as a person wrote it (no numpy repr): 1, -1, 0.5, 1e+200."""
+    return f"{float(x):g}"
+
+
+def rewards_of(costs: np.ndarray, mode: str, where: str, first: int = 0) -> np.ndarray:
+    """The rewards of logged costs under ``--reward`` (module doc); ``first``: the examples' number in
+    the log, for messages."""
+    c = np.asarray(costs, dtype=np.float64)
+    if mode == "cost":
+        return -c
+    if mode == "click":
+        bad = (c != -1.0) & (c != 0.0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _UserError(f"{where}: labelled example {first + i} has cost {_num(c[i])}; with --reward click "
+                             "costs must be -1 (a click) or 0 (no click). For VW's 0-good/1-bad costs use "
+                             "--reward one-minus-cost; for any other costs the default --reward cost.")
+        return (c == -1.0).astype(np.float64)
+    if mode == "one-minus-cost":
+        bad = ~((c >= 0.0) & (c <= 1.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _UserError(f"{where}: labelled example {first + i} has cost {_num(c[i])}; with --reward "
+                             "one-minus-cost costs must be in [0, 1] (0 good, 1 bad).")
+        return 1.0 - c
+    raise _UserError(f"--reward must be one of {', '.join(REWARDS)}; got {mode!r}.")
+
+
+def _check_model_path(model: Path) -> None:
+    if model.is_dir() or str(model).endswith(("/", "\\")):
+        raise _UserError(f"--model {model} is a directory; name the model file (e.g. {model / 'model.npz'}).")
+
+
+def _check_finite(lrn, where: str) -> None:
+    for name in ("weights_", "sum_sq_grad_", "exam_clicks_", "exam_scores_"):
+        arr = getattr(lrn, name, None)
+        if arr is not None and not np.isfinite(arr).all():
+            raise _UserError(f"{where}: training diverged: the model's {name.rstrip('_')} are not finite (features "
+                             "too large for the learning rate?); no model written.")
+
+
 def _load(model: Path):
+    """(learner, record) of a model written by ``train``; anything else is refused naming the file."""
     from .base import load
+    from .learners.catalogue._base import CatalogueOracle
 
     meta_file = _meta_path(model)
+    if not model.is_file():
+        raise FileNotFoundError(f"{model}: no such model file (write one with 'noisyfeedback train').")
     if not meta_file.is_file():
         raise FileNotFoundError(f"{meta_file}: the model's record (written by 'noisyfeedback train') is missing.")
-    meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    learner = load(model)
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _UserError(f"{meta_file}: not a model record written by 'noisyfeedback train' (not JSON: {exc}).") \
+            from None
+    if not isinstance(meta, dict):
+        raise _UserError(f"{meta_file}: not a model record written by 'noisyfeedback train' (a JSON "
+                         f"{type(meta).__name__}, not an object).")
+    fmt = meta.get("format")
+    if fmt not in ("cb", "cb_adf"):
+        raise _UserError(f"{meta_file}: the record's format is {fmt!r}; models of 'noisyfeedback train' are cb or "
+                         "cb_adf.")
+    K = meta.get("n_actions")
+    if fmt == "cb" and (isinstance(K, bool) or not isinstance(K, int) or K < 1):
+        raise _UserError(f"{meta_file}: a cb model's record needs n_actions, an int >= 1; got {K!r}.")
+    for key in ("rho0", "rho1"):
+        v = meta.get(key, 0.0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1:
+            raise _UserError(f"{meta_file}: {key} must be a number in [0, 1); got {v!r}.")
+    if meta.get("reward", "click") not in REWARDS:
+        raise _UserError(f"{meta_file}: reward must be one of {', '.join(REWARDS)}; got {meta.get('reward')!r}.")
+    try:
+        learner = load(model)
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        raise _UserError(f"{model}: not a model written by 'noisyfeedback train' ({exc})") from None
+    if not isinstance(learner, CatalogueOracle) or int(getattr(learner, "n_slots", 1)) != 1:
+        raise _UserError(f"{model}: holds a {type(learner).__name__}, not a catalogue learner trained by "
+                         "'noisyfeedback train'.")
+    if not hasattr(learner, "weights_"):
+        raise _UserError(f"{model}: the learner is not trained.")
     return learner, meta
 
 
-def _labelled(examples, where: str):
-    lab = [e for e in examples if e.label is not None]
-    if not lab:
-        raise ValueError(f"{where}: no labelled example (a '0:cost:probability' label on the chosen action's line, "
-                         "or 'action:cost:probability' in a cb file).")
-    return lab
+class _Progress:
+    """Rows read and rows/s on stderr, at most every half second (only on a terminal unless forced)."""
+
+    def __init__(self, enabled: bool | None, label: str):
+        self.on = sys.stderr.isatty() if enabled is None else enabled
+        self.label, self.rows, self.t0, self.last = label, 0, time.perf_counter(), 0.0
+
+    def add(self, n: int) -> None:
+        self.rows += n
+        now = time.perf_counter()
+        if self.on and now - self.last > 0.5:
+            self.last = now
+            rate = self.rows / max(now - self.t0, 1e-9)
+            sys.stderr.write(f"\r{self.label}: {self.rows:,} rows, {rate:,.0f} rows/s")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.on and self.last:
+            rate = self.rows / max(time.perf_counter() - self.t0, 1e-9)
+            sys.stderr.write(f"\r{self.label}: {self.rows:,} rows, {rate:,.0f} rows/s\n")
+            sys.stderr.flush()
+
+
+def _chunks(data: Path, fmt: str | None, n_actions: int | None, chunk_rows: int):
+    from .datasets.vw_stream import stream_vw
+
+    if fmt not in (None, "cb", "cb_adf", "ccb"):
+        raise _UserError(f"--format must be cb or cb_adf; got {fmt!r}.")
+    from .datasets.vw_stream import detect_format
+
+    fmt = detect_format(data) if fmt is None else fmt
+    if fmt == "ccb":
+        raise _UserError(f"{data}: a ccb (several slots) file; train/predict/evaluate take cb and cb_adf files.")
+    return fmt, (lambda: stream_vw(data, fmt, chunk_rows=chunk_rows, n_actions=n_actions))
+
+
+def _labelled_part(chunk):
+    lab = chunk.labelled
+    if lab.all():
+        return chunk.rounds, chunk.actions, chunk.costs, chunk.probabilities, chunk.start
+    idx = np.flatnonzero(lab)
+    if not idx.size:
+        return None
+    return (chunk.rounds.take(idx), chunk.actions[idx], chunk.costs[idx], chunk.probabilities[idx],
+            chunk.start)
+
+
+_ERRORS = (ValueError, TypeError, FileNotFoundError, OSError, MemoryError)
+_NO_LABEL = ("no labelled example (a '0:cost:probability' label on the chosen action's line, or "
+             "'action:cost:probability' in a cb file)")
+_CHUNK = typer.Option("--chunk-rows", help="Examples read and processed at a time (memory ~ this).")
+_PROGRESS = typer.Option("--progress/--no-progress", help="Rows and rows/s on stderr (default: on a terminal).")
 
 
 # ------------------------------------------------------------------ commands
 def train(
-    data: Annotated[Path, typer.Option("--data", "-d", help="VW text: cb or cb_adf (detected from the content).")],
+    data: Annotated[Path, typer.Option("--data", "-d", help="VW text: cb or cb_adf (detected from the content), "
+                                                            "plain or gzip/bzip2/xz.")],
     model: Annotated[Path, typer.Option("--model", "-f", help="Where to write the model (.npz).")],
     learner: Annotated[str, typer.Option("--learner", help="SquareCB or EpsilonGreedy (the catalogue learners).")]
     = "SquareCB",
+    reward: Annotated[str, typer.Option("--reward", help="How costs become rewards: cost (VW: reward = -cost, "
+                                                         "any real cost), click (-1 click / 0 none), "
+                                                         "one-minus-cost (0 good / 1 bad).")] = "cost",
     rho0: Annotated[float, typer.Option("--rho0", help="Flip rate P(click seen | no click), if known.")] = 0.0,
     rho1: Annotated[float, typer.Option("--rho1", help="Flip rate P(no click seen | click), if known.")] = 0.0,
     passes: Annotated[int, typer.Option("--passes", help="Passes over the data, in order (VW's --passes).")] = 1,
@@ -129,38 +244,69 @@ def train(
     seed: Annotated[int, typer.Option("--seed", help="The learner's seed.")] = 0,
     fmt: Annotated[Optional[str], typer.Option("--format", help="cb or cb_adf (default: detected from the "
                                                                "content).")] = None,
+    actions: Annotated[Optional[int], typer.Option("--actions", help="cb files: the number of actions (VW's "
+                                                                     "--cb K); default the largest in the file.")]
+    = None,
+    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
-    """Train a catalogue learner on a VW cb or cb_adf log (cost -1 = click, 0 = no click)."""
+    """Train a catalogue learner on a VW cb or cb_adf log (VW's costs: minimised; see --reward)."""
     try:
-        if fmt not in (None, "cb", "cb_adf"):
-            raise ValueError(f"--format must be cb or cb_adf; got {fmt!r}.")
-        fmt, exs, K = read_examples(data, fmt)
-        lab = _labelled(exs, str(data))
-        clicks = clicks_of(lab, str(data))
+        _check_model_path(model)
+        if reward not in REWARDS:
+            raise _UserError(f"--reward must be one of {', '.join(REWARDS)}; got {reward!r}.")
+        if passes < 1:
+            raise _UserError(f"--passes must be >= 1; got {passes}.")
+        fmt, chunks = _chunks(data, fmt, actions, chunk_rows)
+        K = None
+        if fmt == "cb":
+            from .datasets.vw_stream import cb_actions
+
+            K = actions if actions is not None else cb_actions(data)
+            fmt, chunks = _chunks(data, fmt, K, chunk_rows)
         params = {"bits": bits, **_params(param), "seed": seed}
         if interactions:
             params["interactions"] = tuple(interactions)
-        if passes < 1:
-            raise ValueError(f"--passes must be >= 1; got {passes}.")
         lrn = _learner(learner, params, rho0, rho1)
-        rounds = to_rounds(lab)
-        actions = np.array([e.label.index for e in lab], dtype=np.int64)
-        props = np.array([e.label.probability for e in lab], dtype=np.float64)
+        lrn._validate_params()
+        flips = bool(rho0 or rho1)
+        bar = _Progress(progress, "train")
+        n_lab = 0
+        total = 0.0
         for _ in range(passes):
-            lrn.learn(rounds, actions, clicks, props)
+            n_lab = 0
+            total = 0.0
+            for chunk in chunks():
+                bar.add(chunk.n)
+                part = _labelled_part(chunk)
+                if part is None:
+                    continue
+                rounds, acts, costs, props, first = part
+                r = rewards_of(costs, reward, str(data), first)
+                if flips and not np.isin(r, (0.0, 1.0)).all():
+                    raise _UserError(f"{data}: the flip rates --rho0/--rho1 correct clicks (rewards 0 or 1); these "
+                                     f"costs give other rewards under --reward {reward} (use --reward click for -1/0 "
+                                     "costs, one-minus-cost for 0/1).")
+                lrn.learn(rounds, acts, r, props)
+                n_lab += acts.shape[0]
+                total += float(r.sum())
+        bar.close()
+        if n_lab == 0:
+            raise _UserError(f"{data}: {_NO_LABEL}.")
+        _check_finite(lrn, str(data))
         out = lrn.save(model)
-        meta = {"format": fmt, "n_actions": K, "rho0": rho0, "rho1": rho1, "learner": type(lrn).__name__,
-                "examples": len(lab), "passes": passes}
+        meta = {"record": RECORD, "format": fmt, "n_actions": K, "reward": reward, "rho0": rho0, "rho1": rho1,
+                "learner": type(lrn).__name__, "examples": n_lab, "passes": passes}
         _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+    except _ERRORS as exc:
         _fail(str(exc))
-    typer.echo(f"{type(lrn).__name__} trained on {len(lab)} {fmt} examples ({int(clicks.sum())} clicks) × {passes} "
-               f"pass(es) -> {out}")
+    typer.echo(f"{type(lrn).__name__} trained on {n_lab} {fmt} examples (mean reward {total / n_lab:.4g}, "
+               f"--reward {reward}) × {passes} pass(es) -> {out}")
 
 
 def format_distribution(p: np.ndarray) -> str:
     """VW's ``-p`` line for ``--cb_explore_adf``: ``index:probability`` pairs, most probable first
-    (ties by index).
+    (ties by index), probabilities with 6 significant digits as VW prints them.
 
     >>> format_distribution(np.array([0.1, 0.7, 0.2]))
     '1:0.7,2:0.2,0:0.1'
@@ -169,31 +315,101 @@ def format_distribution(p: np.ndarray) -> str:
     return ",".join(f"{int(i)}:{float(p[i]):.6g}" for i in order)
 
 
+def _distributions(lrn, rounds, greedy: bool) -> np.ndarray:
+    if greedy:
+        best = lrn.predict(rounds)
+        P = np.zeros(rounds.n_candidates)
+        P[rounds.offsets[:-1] + best] = 1.0
+        return P
+    return lrn.action_probabilities(rounds)
+
+
 def predict(
     data: Annotated[Path, typer.Option("--data", "-d", help="VW text in the model's format (labels ignored).")],
     model: Annotated[Path, typer.Option("--model", "-i", help="A model written by 'noisyfeedback train'.")],
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="Where to write the distributions.")],
     greedy: Annotated[bool, typer.Option("--greedy", help="Put all the probability on the best-scored action "
                                                           "(no exploration).")] = False,
+    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
-    """Write one line per example: the action distribution in VW's -p format (index:probability,...)."""
+    """Write VW's -p output: per example a line index:probability,... (most probable first), then a blank line."""
     try:
         lrn, meta = _load(model)
-        _, exs, _ = read_examples(data, meta["format"], meta.get("n_actions"))
-        rounds = to_rounds(exs)
-        if greedy:
-            best = lrn.predict(rounds)
-            P = np.zeros(rounds.n_candidates)
-            P[rounds.offsets[:-1] + best] = 1.0
-        else:
-            P = lrn.action_probabilities(rounds)
-        o = rounds.offsets
-        lines = [format_distribution(P[o[i]:o[i + 1]]) for i in range(rounds.n_rounds)]
+        _, chunks = _chunks(data, meta["format"], meta.get("n_actions"), chunk_rows)
         predictions.parent.mkdir(parents=True, exist_ok=True)
-        predictions.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+        bar = _Progress(progress, "predict")
+        n = 0
+        with open(predictions, "w", encoding="utf-8", newline="\n") as fh:
+            for chunk in chunks():
+                rounds = chunk.rounds
+                P = _distributions(lrn, rounds, greedy)
+                o = rounds.offsets
+                fh.write("".join(format_distribution(P[o[i]:o[i + 1]]) + "\n\n" for i in range(rounds.n_rounds)))
+                n += rounds.n_rounds
+                bar.add(rounds.n_rounds)
+        bar.close()
+    except _ERRORS as exc:
         _fail(str(exc))
-    typer.echo(f"{len(lines)} predictions -> {predictions}")
+    typer.echo(f"{n} predictions -> {predictions}")
+
+
+class _Sums:
+    """Running sums of per-round vectors v and their products v vᵀ (one pass, any number of chunks)."""
+
+    def __init__(self, k: int):
+        self.n = 0
+        self.s1 = np.zeros(k)
+        self.s2 = np.zeros((k, k))
+
+    def add(self, V: np.ndarray) -> None:
+        self.n += V.shape[0]
+        self.s1 += V.sum(axis=0)
+        self.s2 += V.T @ V
+
+    def mean(self, i: int) -> float:
+        return float(self.s1[i] / self.n)
+
+    def var(self, coef: np.ndarray) -> float:
+        """The sample variance (ddof 1) of the per-round combination coef · v."""
+        n = self.n
+        if n < 2:
+            return math.inf
+        m = self.s1 / n
+        cov = (self.s2 - n * np.outer(m, m)) / (n - 1)
+        return max(float(coef @ cov @ coef), 0.0)
+
+
+def _estimates(S: _Sums, alpha: float, r0: float, r1: float) -> dict:
+    """IPS, SNIPS, DR, SNDR, DM and the logged policy's mean from the sums of
+    v = (w·h, w, DM, w·(h − q̂), h) per round; normal intervals (delta method for the ratios)."""
+    from statistics import NormalDist
+
+    from .ope import Estimate
+
+    n = S.n
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    wbar = S.mean(1)
+    out = {}
+
+    def est(name, value, coef, interval="normal"):
+        if interval == "none":
+            lo = hi = value
+        else:
+            se = math.sqrt(S.var(np.asarray(coef, dtype=np.float64)) / n) if n >= 2 else math.inf
+            lo, hi = value - z * se, value + z * se
+        out[name] = Estimate(float(value), float(lo), float(hi), name, int(n), interval, float(alpha), r0, r1)
+
+    est("ips", S.mean(0), [1, 0, 0, 0, 0])
+    snips = S.s1[0] / S.s1[1] if S.s1[1] > 0 else 0.0
+    est("snips", snips, np.array([1, -snips, 0, 0, 0]) / (wbar if wbar > 0 else 1.0))
+    est("dr", S.mean(2) + S.mean(3), [0, 0, 1, 1, 0])
+    c = S.s1[3] / S.s1[1] if S.s1[1] > 0 else 0.0
+    est("sndr", S.mean(2) + c, np.array([0, -c / wbar if wbar > 0 else 0, 1, 1 / wbar if wbar > 0 else 0, 0]))
+    est("dm", S.mean(2), [0, 0, 1, 0, 0], "none")
+    logged = dict(out)
+    est("logged policy", S.mean(4), [0, 0, 0, 0, 1])
+    return {**logged, "logged policy": out["logged policy"]}
 
 
 def evaluate(
@@ -201,52 +417,100 @@ def evaluate(
     model: Annotated[Path, typer.Option("--model", "-i", help="A model written by 'noisyfeedback train'.")],
     policy: Annotated[str, typer.Option("--policy", help="explore (the distribution 'predict' writes) or greedy.")]
     = "explore",
+    reward: Annotated[Optional[str], typer.Option("--reward", help="cost, click or one-minus-cost (default: the "
+                                                                   "model's).")] = None,
     rho0: Annotated[Optional[float], typer.Option("--rho0", help="Flip rate of the log's clicks (default: "
                                                                  "the model's).")] = None,
     rho1: Annotated[Optional[float], typer.Option("--rho1", help="Flip rate of the log's clicks (default: "
                                                                  "the model's).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="1 - the intervals' level.")] = 0.05,
     as_json: Annotated[bool, typer.Option("--json", help="Print the estimates as JSON.")] = False,
+    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
-    """Off-policy estimates of the model's click rate on a labelled log, with intervals."""
-    from .ope import evaluate_candidates
-
+    """Off-policy estimates of the model's value (mean reward) on a labelled log, with intervals."""
+    warnings: list[str] = []
     try:
         lrn, meta = _load(model)
-        _, exs, _ = read_examples(data, meta["format"], meta.get("n_actions"))
-        lab = _labelled(exs, str(data))
-        clicks = clicks_of(lab, str(data)).astype(np.float64)
-        r0 = float(meta.get("rho0", 0.0)) if rho0 is None else rho0
-        r1 = float(meta.get("rho1", 0.0)) if rho1 is None else rho1
-        rounds = to_rounds(lab)
-        if policy == "greedy":
-            best = lrn.predict(rounds)
-            P = np.zeros(rounds.n_candidates)
-            P[rounds.offsets[:-1] + best] = 1.0
-        elif policy == "explore":
-            P = lrn.action_probabilities(rounds)
+        if policy not in ("explore", "greedy"):
+            raise _UserError(f"--policy must be explore or greedy; got {policy!r}.")
+        if not 0 < alpha < 1:
+            raise _UserError(f"--alpha must be in (0, 1); got {alpha!r}.")
+        mode = meta.get("reward", "click") if reward is None else reward
+        if mode not in REWARDS:
+            raise _UserError(f"--reward must be one of {', '.join(REWARDS)}; got {mode!r}.")
+        r0 = float(meta.get("rho0", 0.0)) if rho0 is None else float(rho0)
+        r1 = float(meta.get("rho1", 0.0)) if rho1 is None else float(rho1)
+        if not (0 <= r0 < 1 and 0 <= r1 < 1 and r0 + r1 < 1):
+            raise _UserError(f"--rho0 and --rho1 must be in [0, 1) with rho0 + rho1 < 1; got {r0:g}, {r1:g}.")
+        flips = bool(r0 or r1)
+        _, chunks = _chunks(data, meta["format"], meta.get("n_actions"), chunk_rows)
+        S = _Sums(5)
+        raw_sum, lo_r, hi_r = 0.0, math.inf, -math.inf
+        bar = _Progress(progress, "evaluate")
+        binary = True
+        for chunk in chunks():
+            bar.add(chunk.n)
+            part = _labelled_part(chunk)
+            if part is None:
+                continue
+            rounds, acts, costs, props, first = part
+            r = rewards_of(costs, mode, str(data), first)
+            binary = binary and bool(np.isin(r, (0.0, 1.0)).all())
+            if flips and not binary:
+                raise _UserError(f"{data}: the flip rates correct clicks (rewards 0 or 1); under --reward {mode} "
+                                 "this log has other rewards.")
+            raw_sum += float(r.sum())
+            lo_r, hi_r = min(lo_r, float(r.min())), max(hi_r, float(r.max()))
+            P = _distributions(lrn, rounds, policy == "greedy")
+            q = lrn.decision_function(rounds)
+            if mode != "cost":
+                q = np.clip(q, 0.0, 1.0)
+            hr = (r - r0) / (1.0 - r0 - r1) if flips else r
+            hq = (q - r0) / (1.0 - r0 - r1) if flips else q
+            flat = rounds.offsets[:-1] + acts
+            w = P[flat] / props
+            dm = np.add.reduceat(P * hq, rounds.offsets[:-1])
+            S.add(np.column_stack([w * hr, w, dm, w * (hr - hq[flat]), hr]))
+        bar.close()
+        n = S.n
+        if n == 0:
+            raise _UserError(f"{data}: {_NO_LABEL}.")
+        if n < 2:
+            raise _UserError(f"{data}: 1 labelled example; an interval needs at least 2 (and a useful one "
+                             f"hundreds).")
+        res = _estimates(S, alpha, r0, r1)
+        if n < SMALL_LOG:
+            warnings.append(f"only {n} labelled examples: the normal intervals are rough below {SMALL_LOG}.")
+        if flips:
+            rate = raw_sum / n
+            se = math.sqrt(max(rate * (1 - rate), 1e-12) / n)
+            if rate < r0 - 3 * se or rate > 1 - r1 + 3 * se:
+                warnings.append(f"the log's click rate {rate:.4f} is outside [rho0, 1 - rho1] = [{r0:g}, {1 - r1:g}]"
+                                f", which these flip rates imply: the corrected rewards are implausible (are the "
+                                f"flip rates right?).")
+            lo_ok, hi_ok = 0.0, 1.0
         else:
-            raise ValueError(f"--policy must be explore or greedy; got {policy!r}.")
-        q = np.clip(lrn.decision_function(rounds), 0.0, 1.0)  # the model's own click estimate (observed scale)
-        actions = np.array([e.label.index for e in lab], dtype=np.int64)
-        props = np.array([e.label.probability for e in lab], dtype=np.float64)
-        res = {}
-        for e in ("ips", "snips", "dr", "sndr", "dm"):
-            res[e] = evaluate_candidates(rounds.offsets, actions, props, clicks, P, e, q, rho0=r0, rho1=r1,
-                                         alpha=alpha)
-        # the logging policy's own click rate (on-policy mean, corrected)
-        logged = evaluate_candidates(np.arange(len(lab) + 1), np.zeros(len(lab), np.int64), np.ones(len(lab)),
-                                     clicks, np.ones(len(lab)), "ips", rho0=r0, rho1=r1, alpha=alpha)
-    except (ValueError, TypeError, FileNotFoundError, OSError) as exc:
+            lo_ok, hi_ok = (0.0, 1.0) if binary and mode != "cost" else (lo_r, hi_r)
+        for name, e in res.items():
+            if e.interval == "none" or name == "logged policy":
+                continue
+            if not (lo_ok - 1e-9 <= e.value <= hi_ok + 1e-9):
+                warnings.append(f"the {name} estimate {e.value:.4g} is outside the rewards' range "
+                                f"[{lo_ok:g}, {hi_ok:g}] (too few examples, or propensities/flip rates wrong).")
+        for w_ in warnings:
+            _warn(w_)
+    except _ERRORS as exc:
         _fail(str(exc))
-    rows = [(name, est) for name, est in res.items()] + [("logged policy", logged)]
+    rows = list(res.items())
     if as_json:
         typer.echo(json.dumps({name: {"value": est.value, "lower": est.lower, "upper": est.upper,
                                       "interval": est.interval} for name, est in rows}, indent=1))
         return
     level = f"{100 * (1 - alpha):g}%"
-    typer.echo(f"{type(lrn).__name__} ({policy}) on {len(lab)} logged examples, clicks corrected for "
-               f"rho0={r0:g}, rho1={r1:g}; {level} intervals:")
+    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if flips else ""
+    typer.echo(f"{type(lrn).__name__} ({policy}) on {n} logged examples, reward by --reward {mode}{corr}; "
+               f"{level} intervals:")
     for name, est in rows:
         iv = "(no interval: the reward model is held fixed)" if est.interval == "none" else \
             f"[{est.lower:.4f}, {est.upper:.4f}]"

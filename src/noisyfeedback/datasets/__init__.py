@@ -41,6 +41,7 @@ from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy
 from .logs import BanditLog, read_log, read_vw_cb, write_log, write_vw_cb
 from .streams import FORMATS, LogChunk, register_format, stream_log
+from . import vw_stream  # noqa: E402,F401  (registers the VW text formats: vw, vw_cb, vw_cb_adf, vw_ccb)
 from .vw_adf import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format, read_vw_adf,
                      read_vw_ccb, write_vw_adf, write_vw_ccb)
 from .open_bandit import (

@@ -433,8 +433,8 @@ def _stream_ccb(path: Path, name: str, chunk_rows: int, max_line: int, max_examp
 
 
 def stream_vw(source: str | os.PathLike, format: str | None = None, *, chunk_rows: int = CHUNK_ROWS,
-              n_actions: int | None = None, max_actions: int = MAX_CB_ACTIONS, max_line_bytes: int = MAX_LINE_BYTES,
-              max_example_bytes: int = MAX_EXAMPLE_BYTES) -> Iterator[VWChunk]:
+              n_actions: int | None = None, max_actions: int | None = None, max_line_bytes: int | None = None,
+              max_example_bytes: int | None = None) -> Iterator[VWChunk]:
     """Chunks of ``chunk_rows`` examples of a VW text file (module doc). ``format``: cb, cb_adf or ccb
     (None: detected from the first lines). cb: ``n_actions`` (VW's ``--cb K``) gives the number of
     actions; without it the file is read twice, first for its largest action number (at most
@@ -447,6 +447,9 @@ def stream_vw(source: str | os.PathLike, format: str | None = None, *, chunk_row
     [(1, [1], [1.0]), (1, [-1], [0.0])]
     """
     path, name = _source(source)
+    max_actions = MAX_CB_ACTIONS if max_actions is None else max_actions
+    max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+    max_example_bytes = MAX_EXAMPLE_BYTES if max_example_bytes is None else max_example_bytes
     for label, v in (("chunk_rows", chunk_rows), ("max_line_bytes", max_line_bytes),
                      ("max_example_bytes", max_example_bytes), ("max_actions", max_actions)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -468,10 +471,13 @@ def stream_vw(source: str | os.PathLike, format: str | None = None, *, chunk_row
                           int(max_line_bytes), int(max_example_bytes))
 
 
-def cb_actions(source: str | os.PathLike, *, max_actions: int = MAX_CB_ACTIONS,
-               max_line_bytes: int = MAX_LINE_BYTES) -> int:
-    """The largest action number of a cb file (one pass; actions above ``max_actions`` refused)."""
+def cb_actions(source: str | os.PathLike, *, max_actions: int | None = None,
+               max_line_bytes: int | None = None) -> int:
+    """The largest action number of a cb file (one pass; actions above ``max_actions``, default
+    :data:`MAX_CB_ACTIONS`, refused)."""
     path, name = _source(source)
+    max_actions = MAX_CB_ACTIONS if max_actions is None else max_actions
+    max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
     top: list[int] = []
     for _ in _stream_adf_cb(path, name, False, 1 << 16, 0, int(max_actions), int(max_line_bytes), 1,
                             top_out=top):
@@ -489,3 +495,31 @@ def count_vw(source: str | os.PathLike, format: str | None = None, **options: An
         n += c.n
         lab += int(c.labelled.sum())
     return n, lab
+
+
+# ------------------------------------------------------------------ the common streaming interface
+def _format_reader(fmt: str | None):
+    def read(source: Any, chunk_rows: int, **options: Any) -> Iterator[VWChunk]:
+        from .streams import log_files
+
+        start = 0
+        for f in log_files(source, (".vw",)):
+            n = 0
+            for chunk in stream_vw(f, fmt, chunk_rows=chunk_rows, **options):
+                chunk.start += start
+                n += chunk.n
+                yield chunk
+            start += n
+    return read
+
+
+def _register_formats() -> None:
+    from .streams import register_format
+
+    register_format("vw", _format_reader(None), (".vw",), "vw",
+                    "Vowpal Wabbit text: cb, cb_adf or ccb detected from the content (datasets.vw_stream)")
+    for fmt in _FORMATS:
+        register_format(f"vw_{fmt}", _format_reader(fmt), (), "vw", f"Vowpal Wabbit --{fmt} text")
+
+
+_register_formats()
