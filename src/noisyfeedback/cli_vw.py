@@ -476,11 +476,10 @@ def evaluate(
         n = S.n
         if n == 0:
             raise _UserError(f"{data}: {_NO_LABEL}.")
-        if n < 2:
-            raise _UserError(f"{data}: 1 labelled example; an interval needs at least 2 (and a useful one "
-                             f"hundreds).")
         res = _estimates(S, alpha, r0, r1)
-        if n < SMALL_LOG:
+        if n < 2:
+            warnings.append("1 labelled example: no interval (it needs at least 2, and a useful one hundreds).")
+        elif n < SMALL_LOG:
             warnings.append(f"only {n} labelled examples: the normal intervals are rough below {SMALL_LOG}.")
         if flips:
             rate = raw_sum / n

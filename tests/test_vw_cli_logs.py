@@ -1,0 +1,168 @@
+"""train / predict / evaluate on other people's VW logs: VW's own test files accepted with VW's example
+counts, costs as VW logs them (--reward), hostile input refused with one plain line, foreign model
+records refused naming the model's files."""
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import noisyfeedback as nf
+from noisyfeedback.cli import app
+from noisyfeedback.datasets import vw_stream
+
+DATA = Path(__file__).parent / "data" / "vw"
+runner = CliRunner()
+
+#: examples VW reports for each file ("number of examples", vowpalwabbit 9.11.9: --cb_explore_adf for
+#: cb_adf files, --cb_explore 4 for cb files)
+VW_COUNTS = {
+    "cb_adf_sm.data": 4, "cb_test.ldf": 3, "cb_test_medium.ldf": 15, "cb_test_non_binary_costs.ldf": 15,
+    "cb_test_nonewline.ldf": 3, "cb_test_with_empty_shared_feature.ldf": 3, "cb_features_w_zero_vals.dat": 3,
+    "cb_load.dat": 113, "cb_multi_cost.dat": 5, "cb_explore_cover.dat": 8,
+}
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def _one_line_error(res):
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in res.output, res.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", sorted(VW_COUNTS))
+def test_vws_test_files_train_predict_evaluate(tmp_path, name):
+    path, model = DATA / name, tmp_path / "m.npz"
+    n_vw = VW_COUNTS[name]
+    assert vw_stream.count_vw(path)[0] == n_vw
+    res = invoke("train", "-d", path, "--model", model)
+    assert res.exit_code == 0, res.output
+    n_lab = vw_stream.count_vw(path)[1]
+    assert f"on {n_lab} " in res.output and model.is_file()
+    res = invoke("predict", "-d", path, "--model", model, "-p", tmp_path / "p.txt")
+    assert res.exit_code == 0, res.output
+    blocks = (tmp_path / "p.txt").read_text().split("\n\n")
+    assert blocks[-1] == "" and len(blocks) - 1 == n_vw  # VW's -p: a line and a blank line an example
+    res = invoke("evaluate", "-d", path, "--model", model, "--json")
+    assert res.exit_code == 0, res.output
+
+
+def _zero_one_log(path, n, seed):
+    """cb_adf, 4 actions described by one feature each; action 2 has cost 0 (good) 80% of the time, the
+    others 30%; uniform logging, VW's classic 0-good/1-bad costs."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        a = int(rng.integers(4))
+        good = rng.random() < (0.8 if a == 2 else 0.3)
+        lines.append(f"shared |u x:{rng.random():.3f}")
+        for j in range(4):
+            lab = f"0:{0 if good else 1}:0.25 " if j == a else ""
+            lines.append(f"{lab}|a id{j}")
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("reward", ["cost", "one-minus-cost"])
+def test_a_learner_on_zero_good_one_bad_costs_lowers_the_cost(tmp_path, reward):
+    _zero_one_log(tmp_path / "log.vw", 1500, 0)
+    res = invoke("train", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz", "--reward", reward)
+    assert res.exit_code == 0, res.output
+    res = invoke("predict", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz", "-p", tmp_path / "p.txt",
+                 "--greedy")
+    assert res.exit_code == 0, res.output
+    first = [int(b.split(":")[0]) for b in (tmp_path / "p.txt").read_text().split("\n\n") if b]
+    assert np.mean(np.array(first) == 2) == 1.0  # the known best action: lowest expected cost
+    est = json.loads(invoke("evaluate", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz",
+                            "--policy", "greedy", "--json").output)
+    want = 0.8 if reward == "one-minus-cost" else -0.2  # reward 1 - cost, or -cost
+    assert abs(est["snips"]["value"] - want) < 0.06
+
+
+def test_reward_click_and_one_minus_cost_check_the_costs(tmp_path):
+    (tmp_path / "c.vw").write_text("|a x\n0:0.5:0.5 |a y\n\n|a x\n0:1:0.5 |a y\n")
+    line = _one_line_error(invoke("train", "-d", tmp_path / "c.vw", "--model", tmp_path / "m.npz",
+                                  "--reward", "click"))
+    assert "has cost 0.5;" in line and "one-minus-cost" in line and "np." not in line
+    (tmp_path / "d.vw").write_text("|a x\n0:2:0.5 |a y\n")
+    line = _one_line_error(invoke("train", "-d", tmp_path / "d.vw", "--model", tmp_path / "m.npz",
+                                  "--reward", "one-minus-cost"))
+    assert "has cost 2;" in line
+    line = _one_line_error(invoke("train", "-d", tmp_path / "c.vw", "--model", tmp_path / "m.npz",
+                                  "--reward", "clicks"))
+    assert "--reward must be one of cost, click, one-minus-cost" in line
+    line = _one_line_error(invoke("train", "-d", tmp_path / "c.vw", "--model", tmp_path / "m.npz", "--rho0", 0.1))
+    assert "flip rates" in line
+
+
+def test_labels_print_as_written(tmp_path):
+    (tmp_path / "bad.vw").write_text("shared |u a\n|a x\n0:-1:1.5 |a y\n")
+    line = _one_line_error(invoke("train", "-d", tmp_path / "bad.vw", "--model", tmp_path / "m.npz"))
+    assert "bad.vw, line 3:" in line and "'0:-1:1.5'" in line  # no emoji, no markup
+
+
+def test_hostile_files_end_fast_with_one_line(tmp_path, monkeypatch):
+    f = tmp_path / "f.vw"
+    f.write_bytes(b"1000000000:-1:0.5 | a b\n")
+    assert f.stat().st_size == 24
+    t = time.perf_counter()
+    line = _one_line_error(invoke("train", "--data", f, "--model", tmp_path / "m.npz"))
+    assert time.perf_counter() - t < 10 and "f.vw, line 1" in line and "beyond" in line
+    assert not (tmp_path / "m.npz").exists()
+    monkeypatch.setattr(vw_stream, "MAX_LINE_BYTES", 4096)  # the documented limit, lowered
+    f.write_text("1:-1:0.5 |a " + "x" * 100_000 + "\n")
+    line = _one_line_error(invoke("train", "--data", f, "--model", tmp_path / "m.npz"))
+    assert "line 1: the line is longer than 4096 bytes" in line
+
+
+def test_a_model_that_would_not_be_finite_is_not_written(tmp_path):
+    (tmp_path / "big.vw").write_text("shared |u a:1e200\n|i x:1e200\n0:-1:0.5 |i y:1e200\n\n" * 3)
+    line = _one_line_error(invoke("train", "-d", tmp_path / "big.vw", "--model", tmp_path / "m.npz"))
+    assert "not finite" in line and not list(tmp_path.glob("m.npz*"))
+    line = _one_line_error(invoke("train", "-d", DATA / "cb_test_medium.ldf", "--model", tmp_path / "m.npz",
+                                  "--param", "learning_rate=1e308"))
+    assert "not finite" in line and not list(tmp_path.glob("m.npz*"))
+
+
+def test_model_naming_a_directory_is_refused(tmp_path):
+    (tmp_path / "models").mkdir()
+    line = _one_line_error(invoke("train", "-d", DATA / "cb_test.ldf", "--model", tmp_path / "models"))
+    assert "is a directory" in line and not list(tmp_path.glob("models.npz*"))
+
+
+def test_model_records_that_are_not_ours_are_refused_naming_the_model(tmp_path):
+    model = tmp_path / "m.npz"
+    assert invoke("train", "-d", DATA / "cb_test_medium.ldf", "--model", model).exit_code == 0
+    record = tmp_path / "m.npz.json"
+    good = json.loads(record.read_text())
+    for bad, words in (([1, 2], "a JSON list"), ({**good, "format": "ccb"}, "format is 'ccb'"),
+                       ({**good, "format": "cb", "n_actions": None}, "n_actions")):
+        record.write_text(json.dumps(bad))
+        for cmd in (("predict", "-p", tmp_path / "p.txt"), ("evaluate",)):
+            line = _one_line_error(invoke(cmd[0], "-d", DATA / "cb_test.ldf", "--model", model, *cmd[1:]))
+            assert "m.npz.json" in line and words in line and "cb_test.ldf" not in line
+    record.write_text("not json")
+    assert "m.npz.json" in _one_line_error(invoke("evaluate", "-d", DATA / "cb_test.ldf", "--model", model))
+    record.write_text(json.dumps(good))
+    X, y = nf.datasets.load("iris")
+    nf.SquareCB().fit_logged(X, y % 2, np.ones(len(y)), np.full(len(y), 0.5)).save(model)  # an index learner
+    line = _one_line_error(invoke("predict", "-d", DATA / "cb_test.ldf", "--model", model, "-p", tmp_path / "p"))
+    assert "m.npz: holds a SquareCB" in line
+
+
+def test_evaluate_warns_on_small_logs_and_implausible_flip_rates(tmp_path):
+    model = tmp_path / "m.npz"
+    assert invoke("train", "-d", DATA / "cb_test_medium.ldf", "--model", model, "--reward", "one-minus-cost"
+                  ).exit_code == 0
+    res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model)
+    assert res.exit_code == 0 and "Warning: only 10 labelled examples" in res.output, res.output
+    res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model, "--rho0", 0.7)
+    assert res.exit_code == 0 and "the corrected rewards are implausible" in res.output, res.output
+    assert "outside the rewards' range" in res.output
