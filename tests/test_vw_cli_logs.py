@@ -152,7 +152,7 @@ def test_model_records_that_are_not_ours_are_refused_naming_the_model(tmp_path):
     assert "m.npz.json" in _one_line_error(invoke("evaluate", "-d", DATA / "cb_test.ldf", "--model", model))
     record.write_text(json.dumps(good))
     X, y = nf.datasets.load("iris")
-    nf.SquareCB().fit_logged(X, y % 2, np.ones(len(y)), np.full(len(y), 0.5)).save(model)  # an index learner
+    nf.SquareCB(n_classes=2).fit_logged(X, y % 2, np.ones(len(y)), np.full(len(y), 0.5)).save(model)  # an index learner
     line = _one_line_error(invoke("predict", "-d", DATA / "cb_test.ldf", "--model", model, "-p", tmp_path / "p"))
     assert "m.npz: holds a SquareCB" in line
 
@@ -163,6 +163,6 @@ def test_evaluate_warns_on_small_logs_and_implausible_flip_rates(tmp_path):
                   ).exit_code == 0
     res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model)
     assert res.exit_code == 0 and "Warning: only 10 labelled examples" in res.output, res.output
-    res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model, "--rho0", 0.7)
+    res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model, "--rho0", 0.9)
     assert res.exit_code == 0 and "the corrected rewards are implausible" in res.output, res.output
     assert "outside the rewards' range" in res.output

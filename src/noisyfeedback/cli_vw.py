@@ -482,9 +482,8 @@ def evaluate(
         elif n < SMALL_LOG:
             warnings.append(f"only {n} labelled examples: the normal intervals are rough below {SMALL_LOG}.")
         if flips:
-            rate = raw_sum / n
-            se = math.sqrt(max(rate * (1 - rate), 1e-12) / n)
-            if rate < r0 - 3 * se or rate > 1 - r1 + 3 * se:
+            rate = raw_sum / n  # E[seen click] = rho0 + (1 - rho0 - rho1) P(click) is in [rho0, 1 - rho1]
+            if rate < r0 or rate > 1 - r1:
                 warnings.append(f"the log's click rate {rate:.4f} is outside [rho0, 1 - rho1] = [{r0:g}, {1 - r1:g}]"
                                 f", which these flip rates imply: the corrected rewards are implausible (are the "
                                 f"flip rates right?).")
