@@ -38,7 +38,7 @@ from typing import Annotated, Any, Optional
 import numpy as np
 import typer
 
-__all__ = ["register", "REWARDS", "rewards_of", "format_distribution"]
+__all__ = ["register", "to_rounds", "REWARDS", "rewards_of", "format_distribution"]
 
 #: --reward: how a logged cost becomes the reward learned and reported
 REWARDS = ("cost", "click", "one-minus-cost")
@@ -82,6 +82,13 @@ def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
         raise ValueError(f"--learner must be a catalogue learner: {', '.join(exc.allowed)}; got {name!r}"
                          f"{hint}.") from None
     return build.build_learner(cls, **{**build.VW_LEARNER_DEFAULTS, **params, "rho0": rho0, "rho1": rho1})
+
+
+def to_rounds(examples):
+    """CandidateRounds (hashed features) of ADF or CCB examples (their shared and action features)."""
+    from .catalogue import CandidateRounds
+
+    return CandidateRounds.from_features([e.shared for e in examples], [e.actions for e in examples])
 
 
 def _num(x: float) -> str:
