@@ -23,13 +23,20 @@ with warnings.catch_warnings():
 
 import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.cli import app as cli  # noqa: E402
-from noisyfeedback.cli_vw import to_rounds  # noqa: E402
+from noisyfeedback.catalogue import CandidateRounds  # noqa: E402
 from noisyfeedback.client import Client  # noqa: E402
 from noisyfeedback.datasets import ADFExample, CBLabel, read_vw_adf, write_vw_adf  # noqa: E402
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
 
 runner = CliRunner()
+
+
+def to_rounds(examples) -> CandidateRounds:
+    """Hashed rounds of VW ADF/CCB examples, as ``train`` hashes them (VW's rules)."""
+    return CandidateRounds.from_features([e.shared for e in examples], [e.actions for e in examples])
+
+
 KINDS = ("a", "b", "c", "d")
 
 
@@ -149,9 +156,11 @@ def test_serve_model_refusals(tmp_path):
     invoke("train", "--data", tmp_path / "log0.vw", "--model", tmp_path / "m.npz", "-b", 12)
     nf.SquareCB(3, seed=0).fit_logged(np.eye(3), [0, 1, 2], [1, 0, 1], [1, 1, 1]).save(tmp_path / "index.npz")
     nf.CatalogueSquareCB(seed=0).save(tmp_path / "dense.npz")
+    (tmp_path / "junk.npz").write_text("[1, 2]")
     cases = [(dict(model=tmp_path), "is a folder"), (dict(model=tmp_path / "none.npz"), "no such file"),
              (dict(model=tmp_path / "index.npz"), "holds a SquareCB; --action-features serves the catalogue"),
              (dict(model=tmp_path / "dense.npz"), "dense features"),
+             (dict(model=tmp_path / "junk.npz"), "junk.npz is not a valid noisyfeedback model file"),
              (dict(model=tmp_path / "m.npz", bits=18), "trained with bits = 12; --bits 18 differs"),
              (dict(model=tmp_path / "m.npz", learner="EpsilonGreedy"), "trained with learner = 'CatalogueSquareCB'"),
              (dict(model=tmp_path / "m.npz", interactions=("UI",)), "trained with interaction = None"),

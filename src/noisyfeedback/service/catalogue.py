@@ -106,7 +106,8 @@ def load_catalogue_model(cfg: ServiceConfig):
     try:
         learner = load(path)
     except (ValueError, TypeError, KeyError, OSError) as exc:
-        raise ValueError(f"--model {str(path)!r}: {exc}") from None
+        msg = str(exc)
+        raise ValueError(msg if str(path) in msg else f"--model {str(path)!r}: {msg}") from None
     name = type(learner).__name__
     if name not in catalogue_learners():
         raise ValueError(f"--model {str(path)!r} holds a {name}; --action-features serves the catalogue learners "
@@ -296,7 +297,7 @@ class CatalogueEngine(Engine):
             self._recent_bytes -= len(old)
 
     def _arrays(self, rows: list[tuple]):
-        """(rounds, positions, clicks per slot, probabilities per slot) of logged rewards. The reward of a
+        """(rounds, positions, rewards per slot, probabilities per slot) of logged rewards. The reward of a
         recent event is learned from the very rounds it was ranked with (the same arrays as the log's)."""
         hit = self._recent.pop(rows[0][2], None) if len(rows) == 1 else None
         if hit is not None:
@@ -308,12 +309,12 @@ class CatalogueEngine(Engine):
             rounds = None
         k = int(records[0]["k"])  # the learner's slots (every event of a service has as many)
         actions = np.array([[int(a) for a in r[3].split(",")] for r in rows], dtype=np.int64).reshape(len(rows), k)
-        feedback = np.zeros((len(rows), k), np.int64)
+        feedback = np.zeros((len(rows), k))  # as logged: clicks 0/1 or graded rewards (the learners take both)
         for i, r in enumerate(rows):
             if len(r) > 5 and r[5] is not None:
-                feedback[i] = [int(v) for v in r[5].split(",")]
+                feedback[i] = [float(v) for v in r[5].split(",")]
             else:
-                feedback[i, 0] = int(round(r[1]))
+                feedback[i, 0] = float(r[1])
         props = np.stack([rec["probs"] for rec in records])
         rounds = rounds if rounds is not None else rounds_of(records)
         if k == 1:

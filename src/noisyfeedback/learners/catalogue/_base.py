@@ -33,6 +33,11 @@ and the examination of lower positions does not leak into the item scores. c_s i
 (given, relative to slot 1) or estimated online: c_s = [(Σ f̃_s + 1)/(Σ f̂_s + 1)] / [(Σ f̃_1 + 1)/(Σ f̂_1 + 1)]
 with f̂ the model's score (clipped to [0, 1]) of the candidate placed at s (a ratio of observed to
 predicted clicks, which the position-blind item scores make identifiable under randomised placement).
+
+**Graded rewards.** ``learn``/``fit_logged`` take any real-valued reward per slot (0.5 for a partial
+success), fitted as it is; the flip rates are for clicks, so with ``rho0``/``rho1`` set only 0/1 rewards
+are taken. The examination estimate is the same ratio of observed to predicted reward: it assumes
+rewards >= 0 (give ``examination`` for rewards that can be negative).
 """
 
 from __future__ import annotations
