@@ -230,9 +230,9 @@ class LoggedLearning:
     (whose ``learn(X, actions, feedback, propensities)`` updates from logged rows in order)."""
 
     def fit_logged(self, X, actions=None, rewards=None, propensities=None):
-        """Train from scratch on logged rows (context, action or set taken, 0/1 reward, its propensity),
-        in order: discards any learned state, then ``learn``. Rewards read as floats 0.0/1.0 (VW text, a
-        table) are accepted. Returns self.
+        """Train from scratch on logged rows (context, action or set taken, reward, its propensity), in
+        order: discards any learned state, then ``learn``. Rewards are 0/1 clicks (read as floats 0.0/1.0
+        from VW text or a table too) or, for the regression oracles, any real-valued reward. Returns self.
 
         ``X`` alone may be a stream of chunks (``nf.datasets.stream_log(...)``, or any iterable of
         ``(X, actions, rewards, propensities)``): learned chunk by chunk in order, in bounded memory
