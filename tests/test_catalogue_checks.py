@@ -1,5 +1,5 @@
 """The shared check suite for the catalogue learners (feedback_kind 'catalogue'): discovered in
-``nf.__all__`` as test_learner_checks.py discovers the index learners, with a candidate stream in place
+the catalogue (``noisyfeedback.checks.registered_learners()``) as test_learner_checks.py discovers the index learners, with a candidate stream in place
 of (X, y). The same contract: parameters, clone, repr, seeds, save/load, bad input named, fit_logged."""
 
 import inspect
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
+from noisyfeedback import checks
 from noisyfeedback.catalogue import CandidateRounds
 from noisyfeedback.datasets.ranking import ranking_stream
 
 from test_learner_checks import all_constraints, invalid_values
 
-CATALOGUE = sorted((getattr(nf, n) for n in nf.__all__ if inspect.isclass(getattr(nf, n))
-                    and issubclass(getattr(nf, n), nf.Learner) and getattr(nf, n).feedback_kind == "catalogue"),
-                   key=lambda c: c.__name__)
+CATALOGUE = sorted((c for c in checks.registered_learners().values()
+                    if issubclass(c, nf.Learner) and c.feedback_kind == "catalogue"), key=lambda c: c.__name__)
 IDS = [c.__name__ for c in CATALOGUE]
 
 
@@ -51,7 +51,7 @@ def test_params_clone_repr(cls, stream):
     assert learner.is_fitted
     twin = learner.clone()
     assert twin.get_params() == learner.get_params() and not twin.is_fitted and repr(twin) == repr(learner)
-    rebuilt = eval(repr(learner), {n: getattr(nf, n) for n in nf.__all__})
+    rebuilt = eval(repr(learner), checks.registered_learners())
     assert rebuilt.get_params() == learner.get_params()
     from sklearn.base import clone
     assert clone(learner).get_params() == learner.get_params()

@@ -1,7 +1,9 @@
-"""The shared check suite: every learner exported by ``noisyfeedback`` gets the same checks.
+"""The shared check suite: every registered learner gets the same checks (the public part of them is
+``noisyfeedback.checks``, run on every registered learner by tests/test_checks.py).
 
-A learner is tested the moment it is exported: the suite discovers the classes in
-``nf.__all__`` that subclass ``nf.Learner``. Each declares ``_test_params``.
+A learner is tested the moment it is registered: the suite discovers the classes of the catalogue
+(``noisyfeedback.checks.registered_learners()``, not ``nf.__all__``) that subclass ``nf.Learner``. Each
+declares ``_test_params``.
 """
 
 import inspect
@@ -10,13 +12,12 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
+from noisyfeedback import checks
 from noisyfeedback._validation import AnySeed, Integer, Interval, Options
 
 LEARNERS = sorted(
-    (getattr(nf, name) for name in nf.__all__
-     if inspect.isclass(getattr(nf, name)) and issubclass(getattr(nf, name), nf.Learner)
-     and getattr(nf, name) is not nf.Learner
-     and getattr(nf, name).feedback_kind != "catalogue"),  # their suite: tests/test_catalogue_checks.py
+    (c for c in checks.registered_learners().values()
+     if issubclass(c, nf.Learner) and c.feedback_kind != "catalogue"),  # their suite: test_catalogue_checks.py
     key=lambda c: c.__name__,
 )
 IDS = [c.__name__ for c in LEARNERS]
@@ -127,7 +128,7 @@ def test_clone_has_same_params_and_no_state(cls):
 @pytest.mark.parametrize("cls", LEARNERS, ids=IDS)
 def test_repr_round_trips(cls):
     learner = make(cls)
-    rebuilt = eval(repr(learner), {n: getattr(nf, n) for n in nf.__all__})
+    rebuilt = eval(repr(learner), checks.registered_learners())
     assert rebuilt.get_params() == learner.get_params()
 
 
@@ -290,9 +291,8 @@ def _check_regressor_bad_input(learner, X, y, ch, bad):
 
 
 # ------------------------------------------- scikit-learn conventions (clone, action distribution)
-ESTIMATORS = [getattr(nf, n) for n in nf.__all__ if inspect.isclass(getattr(nf, n))
-              and hasattr(getattr(nf, n), "get_params") and getattr(nf, n) is not nf.Learner
-              and getattr(getattr(nf, n), "feedback_kind", None) != "catalogue"]
+ESTIMATORS = [c for c in checks.registered_learners().values()
+              if hasattr(c, "get_params") and getattr(c, "feedback_kind", None) != "catalogue"]
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=[c.__name__ for c in ESTIMATORS])

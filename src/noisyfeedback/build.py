@@ -51,10 +51,13 @@ VW_LEARNER_DEFAULTS = {"features": "hashed", "bits": 18}
 
 class Mismatch(BuildError):
     """A learner and a channel that do not fit: the learner learns from ``wanted`` feedback, which the
-    channel (``channel``) does not give; ``fits`` names the channels that do."""
+    channel (``channel``; None: no channel at all) does not give; ``fits`` names the channels that do."""
 
-    def __init__(self, learner: str, wanted: str, channel: str, fits: tuple[str, ...]):
+    def __init__(self, learner: str, wanted: str, channel: str | None, fits: tuple[str, ...]):
         self.learner, self.wanted, self.channel, self.fits = learner, wanted, channel, tuple(fits)
+        if channel is None:  # no channel gives it: the learner does not run on (X, y) data
+            super().__init__(f"no feedback channel gives {learner}'s {wanted!r} feedback.")
+            return
         super().__init__(f"{learner} learns from {wanted!r} feedback, which {channel} does not give; use "
                          f"{' or '.join(self.fits) or '(none registered)'}.")
 
@@ -255,7 +258,7 @@ def default_channel(learner: str | type) -> str:
         return "ConfusionNoise"
     kind = getattr(cls, "feedback_kind", "label")
     if kind not in DEFAULT_CHANNEL:
-        raise Mismatch(cls.__name__, str(kind), "any registered channel", ())
+        raise Mismatch(cls.__name__, str(kind), None, ())
     return DEFAULT_CHANNEL[kind]
 
 

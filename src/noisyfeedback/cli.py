@@ -88,6 +88,8 @@ _USER_ERRORS = (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, No
 def _in_flags(exc: build.BuildError) -> str:
     """A build error in the command line's words (its flags)."""
     msg = str(exc)
+    if isinstance(exc, build.Mismatch) and exc.channel is None:
+        return f"no default feedback channel for {exc.learner}; pass --feedback."
     if isinstance(exc, build.Mismatch):
         return (f"{exc.learner} learns from {exc.wanted!r} feedback, which {exc.channel} does not give; "
                 f"use --feedback {' or '.join(exc.fits) or '(none registered)'}.")
