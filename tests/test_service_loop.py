@@ -22,8 +22,8 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 import noisyfeedback as nf  # noqa: E402
-from noisyfeedback.cli import app as cli  # noqa: E402
 from noisyfeedback.catalogue import CandidateRounds  # noqa: E402
+from noisyfeedback.cli import app as cli  # noqa: E402
 from noisyfeedback.client import Client  # noqa: E402
 from noisyfeedback.datasets import ADFExample, CBLabel, read_vw_adf, write_vw_adf  # noqa: E402
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
@@ -157,14 +157,14 @@ def test_serve_model_refusals(tmp_path):
     nf.SquareCB(3, seed=0).fit_logged(np.eye(3), [0, 1, 2], [1, 0, 1], [1, 1, 1]).save(tmp_path / "index.npz")
     nf.CatalogueSquareCB(seed=0).save(tmp_path / "dense.npz")
     (tmp_path / "junk.npz").write_text("[1, 2]")
-    cases = [(dict(model=tmp_path), "is a folder"), (dict(model=tmp_path / "none.npz"), "no such file"),
-             (dict(model=tmp_path / "index.npz"), "holds a SquareCB; --action-features serves the catalogue"),
-             (dict(model=tmp_path / "dense.npz"), "dense features"),
-             (dict(model=tmp_path / "junk.npz"), "junk.npz is not a valid noisyfeedback model file"),
-             (dict(model=tmp_path / "m.npz", bits=18), "trained with bits = 12; --bits 18 differs"),
-             (dict(model=tmp_path / "m.npz", learner="EpsilonGreedy"), "trained with learner = 'CatalogueSquareCB'"),
-             (dict(model=tmp_path / "m.npz", interactions=("UI",)), "trained with interaction = None"),
-             (dict(model=tmp_path / "m.npz", params={"bits": 12}), "cannot change a trained model")]
+    cases = [({"model": tmp_path}, "is a folder"), ({"model": tmp_path / "none.npz"}, "no such file"),
+             ({"model": tmp_path / "index.npz"}, "holds a SquareCB; --action-features serves the catalogue"),
+             ({"model": tmp_path / "dense.npz"}, "dense features"),
+             ({"model": tmp_path / "junk.npz"}, "junk.npz is not a valid noisyfeedback model file"),
+             ({"model": tmp_path / "m.npz", "bits": 18}, "trained with bits = 12; --bits 18 differs"),
+             ({"model": tmp_path / "m.npz", "learner": "EpsilonGreedy"}, "trained with learner = 'CatalogueSquareCB'"),
+             ({"model": tmp_path / "m.npz", "interactions": ("UI",)}, "trained with interaction = None"),
+             ({"model": tmp_path / "m.npz", "params": {"bits": 12}}, "cannot change a trained model")]
     for i, (kw, msg) in enumerate(cases):
         with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
             create_app(ServiceConfig(db=tmp_path / f"s{i}.db", action_features=True, **kw))

@@ -128,7 +128,7 @@ def load_catalogue_model(cfg: ServiceConfig):
                              "differs (leave the option out to serve the model as trained).")
     fixed = {"features", "bits", "interactions", "rho0", "rho1"} & set(cfg.params)
     if fixed:
-        raise ValueError(f"--param {sorted(fixed)[0]}=... cannot change a trained model's features or flip rates.")
+        raise ValueError(f"--param {min(fixed)}=... cannot change a trained model's features or flip rates.")
     valid = learner.get_params()
     try:
         for k, v in cfg.params.items():  # e.g. exploration: set on the trained model (set_params would reset it)

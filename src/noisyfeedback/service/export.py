@@ -137,7 +137,7 @@ def _vw_number(x: float) -> str:
     """A float as VW text, exactly (the shortest repr; "1" for 1.0, "0" for ±0.0)."""
     x = float(x) + 0.0  # −0.0 -> 0.0
     t = repr(x)
-    return t[:-2] if t.endswith(".0") else t
+    return t.removesuffix(".0")
 
 
 def _vw_features(rows, r: int) -> str:

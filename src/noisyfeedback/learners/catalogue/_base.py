@@ -370,7 +370,8 @@ class CatalogueOracle(Learner):
         if f.size != n * k:
             raise ValueError(f"feedback must have {n * k} entries ({n} rounds × {k} slots); got shape {f.shape}.")
         flips = f"rho0={self.rho0!r}, rho1={self.rho1!r}" if (self.rho0 or self.rho1) else None
-        f = check_rewards(f.reshape(n, k) if k > 1 else f.reshape(n), n, type(self).__name__, flips, width=k).reshape(n, k)
+        f = check_rewards(f.reshape(n, k) if k > 1 else f.reshape(n), n, type(self).__name__, flips, width=k)
+        f = f.reshape(n, k)
         p = np.asarray(propensities, dtype=np.float64) if propensities is not None else None
         if p is None or p.size != n * k:
             raise ValueError(f"propensities must have {n * k} entries (P of each logged choice).")
