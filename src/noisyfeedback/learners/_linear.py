@@ -107,7 +107,7 @@ def _as_binary(rewards):
 
 def is_click(arr: np.ndarray) -> bool:
     """True when every reward is 0 or 1 (a click; −0.0 and 0.0 alike), whatever the dtype."""
-    return arr.dtype == bool or bool(np.isin(arr, (0, 1)).all())
+    return arr.dtype == bool or bool(((arr == 0) | (arr == 1)).all())
 
 
 def check_rewards(feedback, n: int, owner: str, flips: str | None = None, width: int = 1) -> np.ndarray:
@@ -126,24 +126,22 @@ def check_rewards(feedback, n: int, owner: str, flips: str | None = None, width:
     want = (n,) if width == 1 else (n, width)
     if arr.shape != want and not (width > 1 and arr.size == n * width):
         raise ValueError(f"feedback must have shape {want}; got shape {arr.shape}.")
-    if arr.dtype != bool and arr.dtype.kind not in "iuf":
+    if arr.dtype.kind not in "biuf":
         raise TypeError(f"feedback must hold numbers (0/1 clicks or real-valued rewards) or booleans; got dtype "
                         f"{arr.dtype}.")
-    arr = arr.reshape(want)
-    if is_click(arr):
-        return np.ascontiguousarray(arr, dtype=np.float64) + 0.0  # + 0.0: −0.0 becomes 0.0
-    rows = arr.reshape(n, -1)
+    out = arr.reshape(want).astype(np.float64) + 0.0  # a new float64 array; + 0.0: −0.0 becomes 0.0
+    if (flips is None and np.isfinite(out).all()) or is_click(out):  # the common cases, checked cheaply
+        return out
+    rows = out.reshape(n, -1)
     bad = ~np.isfinite(rows).all(axis=1)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{owner}: feedback must be finite; row {row} has {_plain(rows[row])}.")
-    if flips is not None:
-        other = ~np.isin(rows, (0, 1)).all(axis=1)
-        row = int(np.flatnonzero(other)[0])
-        raise ValueError(f"{owner} has flip rates ({flips}): the flip correction is for clicks (rewards 0 or 1), "
-                         f"but row {row} has {_plain(rows[row])}. Learn graded rewards without flip rates "
-                         "(rho0=0, rho1=0).")
-    return np.ascontiguousarray(arr, dtype=np.float64) + 0.0  # + 0.0: −0.0 becomes 0.0
+    other = ~((rows == 0) | (rows == 1)).all(axis=1)
+    row = int(np.flatnonzero(other)[0])
+    raise ValueError(f"{owner} has flip rates ({flips}): the flip correction is for clicks (rewards 0 or 1), "
+                     f"but row {row} has {_plain(rows[row])}. Learn graded rewards without flip rates "
+                     "(rho0=0, rho1=0).")
 
 
 def _plain(row: np.ndarray):
