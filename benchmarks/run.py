@@ -307,7 +307,7 @@ def render(rows: list[dict], stream: str, args) -> str:
 
 #: the parts of the benchmark, in the order they run
 PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend",
-         "catalogue"]
+         "catalogue", "parquet_logs"]
 
 
 def main(argv=None) -> int:
@@ -335,6 +335,8 @@ def main(argv=None) -> int:
                          "of the context: MNIST's file grows by ~1 MB a round)")
     ap.add_argument("--catalogue-slot-rounds", type=int, default=50_000, help="rounds of the slots comparison")
     ap.add_argument("--catalogue-vw-rounds", type=int, default=20_000, help="rounds in VW's ADF file (speed)")
+    ap.add_argument("--parquet-rows", type=int, nargs="+", default=[1_000_000, 10_000_000],
+                    help="sizes of the Parquet log read in chunks by fit_logged and evaluate_log")
     ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
 
@@ -381,6 +383,8 @@ def main(argv=None) -> int:
             extra += "\n" + catalogue_peers.sections(args.data_dir, args.catalogue_rounds, args.catalogue_seeds,
                                                      slot_rounds=args.catalogue_slot_rounds,
                                                      mc_rounds=args.catalogue_multiclass_rounds)
+        elif part == "parquet_logs":
+            rows += parquet_log_rows(args.parquet_rows, work)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
     text = render(rows, stream, args) + extra
@@ -412,6 +416,24 @@ def catalogue_rows(rounds: int, vw_rounds: int) -> list[dict]:
             row.update(peer="VW --cb_explore_adf --squarecb -q sa (ADF file, parse included)", peer_rate=vw[0])
             row["detail"] += f"; VW {_rate(vw[1])} per CPU-second: ours {cpu / vw[1]:.1f}× per CPU-second"
         rows.append(row)
+    return rows
+
+
+def parquet_log_rows(sizes, workdir) -> list[dict]:
+    """A Parquet log (K = 10, 8 features) read in chunks through SquareCB.fit_logged and nf.ope.evaluate_log
+    (IPS, SNIPS, DR with normal intervals), each in a fresh process (benchmarks/parquet_logs.py); targets:
+    ≥ 500k rows/s for the estimates, peak RSS flat in the log's size."""
+    import parquet_logs
+
+    rows = []
+    for r in parquet_logs.measure(sizes, workdir=str(workdir)):
+        what = ("SquareCB.fit_logged(stream_log(file)), defaults" if r["mode"] == "fit" else
+                "nf.ope.evaluate_log: IPS, SNIPS, DR (ridge, 2 passes) with normal intervals")
+        rows.append({"workload": f"Parquet log of {r['n']:,} rows (K = 10, 8 features): {what}",
+                     "ours_text": f"{r['rows_per_s']:,.0f} rows/s",
+                     "detail": f"wall {r['wall_s']:.1f} s, CPU {r['cpu_s']:.1f} s "
+                               f"({r['rows'] / max(r['cpu_s'], 1e-9):,.0f} rows per CPU-second), peak RSS "
+                               f"{r['peak_rss_mb']:.0f} MB (the process, imports and compilation included)"})
     return rows
 
 

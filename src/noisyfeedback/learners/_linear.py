@@ -223,6 +223,11 @@ def action_mask(allowed: Any, excluded: Any, n: int, K: int) -> np.ndarray | Non
     return mask
 
 
+#: rows of a dense chunk learned a call at a time by ``fit_logged`` on a stream: bounds the memory of the
+#: rows' copies and feature map (8,192 rows of the degree-2 map of 30 features: 33 MB)
+_LEARN_SLICE = 8192
+
+
 class LoggedLearning:
     """``fit_logged``: train from scratch on logged rows, for every learner of bandit or set feedback
     (whose ``learn(X, actions, feedback, propensities)`` updates from logged rows in order)."""
@@ -243,7 +248,15 @@ class LoggedLearning:
                 Xc, a, r, p = chunk
                 start = getattr(chunk, "start", None)
                 try:
-                    self.learn(Xc, a, _as_binary(r), p)
+                    n = np.shape(a)[0]
+                    step = max(n, 1) if sp.issparse(Xc) else _LEARN_SLICE  # dense rows: a slice a call
+                    for lo in range(0, n, step):
+                        hi = min(n, lo + step)
+                        try:
+                            self.learn(Xc[lo:hi], a[lo:hi], _as_binary(r[lo:hi]), p[lo:hi])
+                        except NonFiniteUpdate as exc:
+                            raise NonFiniteUpdate(str(exc).replace(f"row {exc.row}", f"row {lo + exc.row}"),
+                                                  lo + exc.row) from None
                 except NonFiniteUpdate as exc:
                     if not start:
                         raise

@@ -162,12 +162,18 @@ def export_log(
     db: Annotated[str, typer.Option("--db", help=DB_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file: .parquet, .csv, or .vw (VW cb lines).")],
     force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="First event exported (.parquet/.csv): an event sequence number or an ISO 8601 time "
+                        "(UTC unless a zone is given).")] = None,
+    until: Annotated[Optional[str], typer.Option(
+        "--until", help="Last event exported (.parquet/.csv): a sequence number or an ISO 8601 time.")] = None,
 ) -> None:
-    """Export the log: Parquet or CSV (every event and its reward) or VW cb (rewarded events)."""
+    """Export the log: Parquet or CSV (every event and its reward, written in chunks) or VW cb (rewarded
+    events)."""
     from .export import export_log as export
 
     try:
-        path = export(db, out, force=force)
+        path = export(db, out, force=force, since=since, until=until)
     except (ValueError, OSError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     typer.echo(str(path))

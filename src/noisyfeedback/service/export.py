@@ -38,48 +38,135 @@ def _replacing(path: Path):
             os.remove(tmp)
 
 
-def _columns(storage) -> dict[str, list]:
-    cols: dict[str, list] = {c: [] for c in COLUMNS}
+#: the Parquet export's columns and types (fixed, so that every chunk of the file agrees)
+def _schema():
+    import pyarrow as pa
+
+    lst = pa.list_(pa.float64())
+    types = {"event_seq": pa.int64(), "event_id": pa.string(), "ranked_at": pa.float64(), "context": lst,
+             "action": pa.string(), "probability": pa.float64(), "distribution": lst, "n_draws": pa.int64(),
+             "mode": pa.string(), "default_action": pa.string(), "greedy": pa.string(), "model_version": pa.int64(),
+             "reward_seq": pa.int64(), "reward": pa.float64(), "reward_timestamp": pa.float64(),
+             "reward_received_at": pa.float64()}
+    return pa.schema([(c, types[c]) for c in COLUMNS])
+
+
+#: events a chunk of the export (the file is written a chunk at a time: memory stays bounded)
+EXPORT_CHUNK_ROWS = 65536
+
+
+def parse_bound(value: str | int | float | None, name: str) -> tuple[str, float] | None:
+    """``--since``/``--until``: an integer is an event sequence number (``event_seq``), anything else an
+    ISO 8601 time (``2026-11-28T03:00``, UTC when no zone is given) compared with ``ranked_at``.
+    Returns ("seq", n), ("time", unix seconds) or None."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return "seq", float(value)
+    text = str(value).strip()
+    if text.lstrip("-").isdigit():
+        return "seq", float(int(text))
+    import datetime as dt
+
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--{name} {text!r} is neither an event sequence number nor an ISO 8601 time "
+                         "(e.g. 2026-11-28T03:00:00Z).") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.timezone.utc)
+    return "time", t.timestamp()
+
+
+def _log_rows(storage, since=None, until=None):
+    """The export's rows in event order, those with ``since <= event <= until`` (``parse_bound`` pairs; a
+    sequence bound ends the scan once passed)."""
+    lo = parse_bound(since, "since") if not isinstance(since, tuple) else since
+    hi = parse_bound(until, "until") if not isinstance(until, tuple) else until
     for row in storage.log():
-        for c, v in zip(COLUMNS, row):
-            if c in ("context", "distribution"):
-                v = np.frombuffer(v, dtype=np.float64).tolist()
-            cols[c].append(v)
-    return cols
+        seq, ranked_at = row[0], row[2]
+        if lo is not None and (seq if lo[0] == "seq" else ranked_at) < lo[1]:
+            continue
+        if hi is not None and (seq if hi[0] == "seq" else ranked_at) > hi[1]:
+            if hi[0] == "seq":
+                return
+            continue
+        yield row
 
 
-def export_parquet(db: str | Path, path: str | Path, storage=None) -> Path:
-    """Every logged event (in event seq order) with its reward (null when none arrived) as a Parquet file.
+def _chunks(rows, size: int):
+    chunk = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _arrow_chunk(rows: list[tuple], schema):
+    """One chunk of rows as an Arrow table: the context and distribution blobs (float64 bytes) joined
+    into list columns without Python floats."""
+    import pyarrow as pa
+
+    cols = list(zip(*rows))
+    arrays = []
+    for j, c in enumerate(COLUMNS):
+        if c in ("context", "distribution"):
+            blobs = cols[j]
+            lengths = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int32, count=len(blobs))
+            offsets = np.zeros(len(blobs) + 1, dtype=np.int32)
+            np.cumsum(lengths, out=offsets[1:])
+            values = np.frombuffer(b"".join(blobs), dtype=np.float64)
+            arrays.append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(values)))
+        else:
+            arrays.append(pa.array(cols[j], type=schema.field(c).type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def export_parquet(db: str | Path, path: str | Path, storage=None, since=None, until=None,
+                   chunk_rows: int = EXPORT_CHUNK_ROWS) -> Path:
+    """Every logged event (in event seq order) with its reward (null when none arrived) as a Parquet file,
+    written ``chunk_rows`` events at a time (``pyarrow.parquet.ParquetWriter``: memory bounded by a chunk).
+    ``since``/``until``: the first and last event kept (:func:`parse_bound`: a sequence number or a time).
 
     ``context`` and ``distribution`` are lists of float64; ``action``, ``default_action`` and ``greedy``
     are the labels as text ("3", or "1,4,7" for sets)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     storage = storage if storage is not None else open_storage(db, create=False)
-    cols = _columns(storage)
-    table = pa.table({c: cols[c] for c in COLUMNS})
+    schema = _schema()
     path = Path(path)
     with _replacing(path) as tmp:
-        pq.write_table(table, tmp)
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for rows in _chunks(_log_rows(storage, since, until), chunk_rows):
+                writer.write_table(_arrow_chunk(rows, schema))
     return path
 
 
-def export_csv(db: str | Path, path: str | Path, storage=None) -> Path:
+def export_csv(db: str | Path, path: str | Path, storage=None, since=None, until=None,
+               chunk_rows: int = EXPORT_CHUNK_ROWS) -> Path:
     """The Parquet export's rows as CSV, with the context spread over columns ``x0 .. x{d-1}`` and the
-    distribution over ``p0 .. p{K-1}``."""
+    distribution over ``p0 .. p{K-1}``; written a chunk of events at a time."""
     import pandas as pd
 
     storage = storage if storage is not None else open_storage(db, create=False)
-    cols = _columns(storage)
-    ctx, dist = cols.pop("context"), cols.pop("distribution")
-    df = pd.DataFrame(cols)
-    if ctx:
-        df = pd.concat([df, pd.DataFrame(np.array(ctx), columns=[f"x{j}" for j in range(len(ctx[0]))]),
-                        pd.DataFrame(np.array(dist), columns=[f"p{k}" for k in range(len(dist[0]))])], axis=1)
     path = Path(path)
-    with _replacing(path) as tmp:
-        df.to_csv(tmp, index=False)
+    plain = [c for c in COLUMNS if c not in ("context", "distribution")]
+    with _replacing(path) as tmp, open(tmp, "w", newline="") as fh:
+        first = True
+        for rows in _chunks(_log_rows(storage, since, until), chunk_rows):
+            cols = dict(zip(COLUMNS, zip(*rows)))
+            df = pd.DataFrame({c: list(cols[c]) for c in plain})
+            ctx = np.array([np.frombuffer(b, dtype=np.float64) for b in cols["context"]])
+            dist = np.array([np.frombuffer(b, dtype=np.float64) for b in cols["distribution"]])
+            df = pd.concat([df, pd.DataFrame(ctx, columns=[f"x{j}" for j in range(ctx.shape[1])]),
+                            pd.DataFrame(dist, columns=[f"p{k}" for k in range(dist.shape[1])])], axis=1)
+            df.to_csv(fh, index=False, header=first)
+            first = False
+        if first:
+            pd.DataFrame({c: [] for c in COLUMNS}).to_csv(fh, index=False)
     return path
 
 
@@ -193,11 +280,13 @@ def export_catalogue_vw(db: str | Path, path: str | Path, storage=None) -> Path:
     return path
 
 
-def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
+def export_log(db: str | Path, out: str | Path, force: bool = False, since=None, until=None) -> Path:
     """Export to ``out`` in the format of its suffix (``.parquet``, ``.csv``, ``.vw``); an existing file is
     replaced only with ``force`` (the new file is written aside and renamed over it). Every problem is one
-    ``ValueError`` naming the path."""
+    ``ValueError`` naming the path. ``since``/``until`` (Parquet and CSV of numeric contexts): the first
+    and last event exported, an event sequence number or an ISO 8601 time (:func:`parse_bound`)."""
     out = Path(out)
+    bounds = (parse_bound(since, "since"), parse_bound(until, "until"))
     fmt = FORMATS.get(out.suffix.lower())
     if fmt is None:
         raise ValueError(f"-o {str(out)!r}: the format is chosen by the suffix: {', '.join(FORMATS)}.")
@@ -217,11 +306,19 @@ def export_log(db: str | Path, out: str | Path, force: bool = False) -> Path:
                 raise ValueError(f"{db} serves action features: export its log as .parquet (the ids ranked and "
                                  "chosen, the probabilities and the rewards) or .vw (VW cb_adf or ccb examples "
                                  "with the hashed features, for 'noisyfeedback train'); CSV holds numeric contexts.")
+            if bounds != (None, None):
+                raise ValueError("--since/--until select the events of a numeric-context log (.parquet or .csv); "
+                                 f"{db} serves action features.")
             writer = export_catalogue_vw if fmt == "vw" else export_catalogue_parquet
             return writer(db, out, storage=storage)
-        writer = {"parquet": export_parquet, "csv": export_csv, "vw": export_vw}[fmt]
+        if fmt == "vw" and bounds != (None, None):
+            raise ValueError(f"-o {str(out)!r}: --since/--until select events for the .parquet and .csv exports "
+                             "(the VW export is in reward order).")
         try:
-            return writer(db, out, storage=storage)
+            if fmt == "vw":
+                return export_vw(db, out, storage=storage)
+            writer = {"parquet": export_parquet, "csv": export_csv}[fmt]
+            return writer(db, out, storage=storage, since=bounds[0], until=bounds[1])
         except PermissionError as exc:
             raise ValueError(f"-o {str(out)!r} cannot be written ({exc.strerror}).") from None
     finally:
