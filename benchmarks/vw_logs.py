@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -69,18 +67,6 @@ def write_log(path: str | os.PathLike, n: int, seed: int = 0, block: int = 20_00
     return path
 
 
-def run(cmd: list[str], env: dict | None = None) -> dict:
-    """Wall, CPU (user + system) seconds and peak RSS (MB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: run each command from a fresh helper
-    return {"wall": wall, "cpu": cpu, "out": proc.stdout}
 
 
 def measured(cmd: list[str]) -> dict:
@@ -100,7 +86,7 @@ def measured(cmd: list[str]) -> dict:
 
 
 def compare(path: Path, work: Path, with_vw: bool = True) -> list[dict]:
-    nf = [sys.executable, "-m", "noisyfeedback"]
+    nf = [str(Path(sys.executable).with_name("noisyfeedback"))]
     vw = [sys.executable, "-m", "vowpalwabbit"]
     model = work / "m.npz"
     rows = []

@@ -143,3 +143,11 @@ def test_the_common_stream_interface_reads_vw_text():
     chunks = list(stream_log([DATA / "cb_test.ldf", DATA / "cb_load.dat"], format="vw", chunk_rows=50))
     assert [(c.start, c.n) for c in chunks] == [(0, 3), (3, 50), (53, 50), (103, 13)]
     assert [c.n for c in stream_log(DATA / "cb_multi_cost.dat", format="vw_cb", chunk_rows=2)] == [2, 2, 1]
+
+
+def test_too_many_namespaces_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(vw_stream, "MAX_NAMESPACES", 3)
+    p = tmp_path / "ns.vw"
+    p.write_text("|a x |b y\n\n|a x |c y |d z\n")
+    with pytest.raises(ValueError, match="ns.vw, line 3: more than 3 distinct namespace names"):
+        list(stream_vw(p, "cb_adf"))

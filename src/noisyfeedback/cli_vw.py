@@ -254,7 +254,7 @@ def train(
     actions: Annotated[Optional[int], typer.Option("--actions", help="cb files: the number of actions (VW's "
                                                                      "--cb K); default the largest in the file.")]
     = None,
-    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    chunk_rows: Annotated[int, _CHUNK] = 4096,
     progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
     """Train a catalogue learner on a VW cb or cb_adf log (VW's costs: minimised; see --reward)."""
@@ -337,7 +337,7 @@ def predict(
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="Where to write the distributions.")],
     greedy: Annotated[bool, typer.Option("--greedy", help="Put all the probability on the best-scored action "
                                                           "(no exploration).")] = False,
-    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    chunk_rows: Annotated[int, _CHUNK] = 4096,
     progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
     """Write VW's -p output: per example a line index:probability,... (most probable first), then a blank line."""
@@ -432,7 +432,7 @@ def evaluate(
                                                                  "the model's).")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="1 - the intervals' level.")] = 0.05,
     as_json: Annotated[bool, typer.Option("--json", help="Print the estimates as JSON.")] = False,
-    chunk_rows: Annotated[int, _CHUNK] = 16384,
+    chunk_rows: Annotated[int, _CHUNK] = 4096,
     progress: Annotated[Optional[bool], _PROGRESS] = None,
 ) -> None:
     """Off-policy estimates of the model's value (mean reward) on a labelled log, with intervals."""

@@ -53,9 +53,9 @@ MAX_CB_ACTIONS = 10_000
 #: the most distinct namespace names in one log
 MAX_NAMESPACES = 1024
 #: bytes read from the file at a time
-BLOCK_BYTES = 1 << 21
+BLOCK_BYTES = 1 << 20
 #: examples per chunk by default
-CHUNK_ROWS = 16384
+CHUNK_ROWS = 4096
 
 _FORMATS = ("cb", "cb_adf", "ccb")
 
@@ -219,16 +219,13 @@ def detect_format(source: str | os.PathLike) -> str:
 
 def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_check: int, max_line: int,
                    max_example: int, top_out: list | None = None) -> Iterator[VWChunk]:
-    from numba import types
-    from numba.typed import Dict
-
     from ..catalogue import CandidateRounds
     from ..hashing import HashedRows, feature_hash, namespace_hash
-    from ..kernels.vwtext import vw_parse, vw_scan
+    from ..kernels.vwtext import new_ns_table, ns_count, ns_register, vw_parse, vw_scan
 
     reader = _Reader(path, name)
-    ns_ids = Dict.empty(types.int64, types.int64)
-    ns_new = np.zeros((MAX_NAMESPACES + 1, 2), np.int64)
+    ns_tab = new_ns_table()
+    ns_new = np.zeros((MAX_NAMESPACES, 2), np.int64)
     names: list[str] = []
     scan = np.zeros(8, np.int64)
     err = np.zeros(4, np.int64)
@@ -237,7 +234,8 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
     have = 0
     start = 0
     if not adf:
-        a_id = _register(ns_ids, names, "action")
+        a_id = ns_register(ns_tab, ns_new, namespace_hash("action"))
+        names.append("action")
         a_hash = np.array([feature_hash(str(j), namespace_hash("action")) for j in range(k)], np.int64) \
             if k > 0 else np.zeros(0, np.int64)
 
@@ -289,8 +287,8 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
                            np.empty(nt if adf else 0, np.int64))
             off = np.empty(n_ex + 1, np.int64)
             la, lc, lp, ll = np.empty(n_ex, np.int64), np.empty(n_ex), np.empty(n_ex), np.empty(n_ex, np.int64)
-            n_before = len(ns_ids)
-            got = vw_parse(buf, 0, stop, adf, k_check, max(max_tok, 1), ns_ids, ns_new, ci, ch, cv, cn, ii, ih, iv,
+            n_before = ns_count(ns_tab)
+            got = vw_parse(buf, 0, stop, adf, k_check, max(max_tok, 1), ns_tab, ns_new, ci, ch, cv, cn, ii, ih, iv,
                            inn, off, la, lc, lp, ll, err, counts)
             if got < 0:
                 code, at, s, e = (int(x) for x in err)
@@ -298,9 +296,7 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
                 limit = (f"the {k} actions given" if k > 0 else
                          f"the {k_check} actions accepted when the number of actions is not given (max_actions)")
                 raise _fail(reader, at, _MESSAGES[code].format(tok=tok, s=s, limit=limit, max_ns=MAX_NAMESPACES))
-            if len(ns_ids) > MAX_NAMESPACES:
-                raise _fail(reader, 0, _MESSAGES[25].format(max_ns=MAX_NAMESPACES))
-            for nid in range(n_before, len(ns_ids)):
+            for nid in range(n_before, ns_count(ns_tab)):
                 s, e = int(ns_new[nid, 0]), int(ns_new[nid, 1])
                 names.append(" " if s < 0 else reader.pending[s:e].decode("utf-8"))
             nc, ni = int(counts[0]), int(counts[1])
@@ -322,19 +318,6 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
             top_out.append(int(counts[2]))
     finally:
         reader.close()
-
-
-def _register(ns_ids, names: list[str], name: str) -> int:
-    from ..hashing import namespace_hash
-
-    key = namespace_hash(name)
-    got = ns_ids.get(key, -1)
-    if got >= 0:
-        return int(got)
-    nid = len(ns_ids)
-    ns_ids[key] = nid
-    names.append(name)
-    return nid
 
 
 def _cat_indptr(parts: list[np.ndarray]) -> np.ndarray:

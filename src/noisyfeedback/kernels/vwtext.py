@@ -47,6 +47,7 @@ E_MULTILINE_IN_CB = 21
 E_CB_ACTION = 22
 E_ACTION_BEYOND = 23
 E_TWO_CHOSEN = 24
+E_TOO_MANY_NS = 25
 
 _POW10 = np.array([10.0 ** i for i in range(23)])
 
@@ -275,22 +276,62 @@ def _fail(err, code, line, s, e):
     return -1
 
 
+#: the namespace table's size (open addressing; more than twice the most namespaces accepted)
+NS_TABLE = 4096
+_NS_EMPTY = -2
+
+
 @njit(cache=True)
-def _ns_id(ns_ids, ns_new, key, s, e):
+def _ns_id(ns_tab, ns_new, ns_cache, key, s, e):
     """The id of the namespace with ``key`` (its hash; -1 the default namespace), registering a new one
-    (its name's byte span, ``ns_new[id] = (s, e)``; (-1, -1): the default)."""
-    got = ns_ids.get(key, -1)
-    if got >= 0:
-        return got
-    nid = len(ns_ids)
-    ns_ids[key] = nid
-    ns_new[nid, 0] = s
-    ns_new[nid, 1] = e
-    return nid
+    (its name's byte span, ``ns_new[id] = (s, e)``; (-1, -1): the default); -1 when ``ns_new`` is full.
+    ``ns_tab`` (NS_TABLE, 2): (key, id) by open addressing, ``ns_tab[0, 1]`` ... the count in ns_new_count."""
+    for c in range(ns_cache.shape[0]):  # the few namespaces of a log, before the table
+        if ns_cache[c, 1] < 0:
+            break
+        if ns_cache[c, 0] == key:
+            return ns_cache[c, 1]
+    size = ns_tab.shape[0] - 1  # the last row holds the count
+    slot = ((key & MASK32) * 2654435761) & (size - 1)
+    while ns_tab[slot, 0] != _NS_EMPTY and ns_tab[slot, 0] != key:
+        slot = (slot + 1) & (size - 1)
+    if ns_tab[slot, 0] == key:
+        got = ns_tab[slot, 1]
+    else:
+        got = ns_tab[size, 1]
+        if got >= ns_new.shape[0]:
+            return -1
+        ns_tab[slot, 0] = key
+        ns_tab[slot, 1] = got
+        ns_tab[size, 1] = got + 1
+        ns_new[got, 0] = s
+        ns_new[got, 1] = e
+    for c in range(ns_cache.shape[0]):
+        if ns_cache[c, 1] < 0:
+            ns_cache[c, 0] = key
+            ns_cache[c, 1] = got
+            break
+    return got
+
+
+def new_ns_table() -> np.ndarray:
+    """An empty namespace table for :func:`vw_parse` (NS_TABLE rows and a row holding the count)."""
+    tab = np.full((NS_TABLE + 1, 2), _NS_EMPTY, np.int64)
+    tab[NS_TABLE, 1] = 0
+    return tab
+
+
+def ns_count(tab: np.ndarray) -> int:
+    return int(tab[NS_TABLE, 1])
+
+
+def ns_register(tab: np.ndarray, ns_new: np.ndarray, key: int) -> int:
+    """Register a namespace from Python (the cb actions' namespace); its id."""
+    return int(_ns_id(tab, ns_new, np.full((1, 2), -1, np.int64), key, -1, -1))
 
 
 @njit(cache=True)
-def _features(buf, fs, fe, line, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank, scratch,
+def _features(buf, fs, fe, line, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank, scratch,
               o_hash, o_val, o_ns, o, err):
     """Parse the ``|ns f[:v] ...`` part ``buf[fs:fe]`` (``buf[fs]`` is '|') of one line into o_*[o:];
     returns the new o, or -1 with ``err`` set."""
@@ -303,7 +344,9 @@ def _features(buf, fs, fe, line, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_s
             pe += 1
         if q == pe or buf[q] == 32 or buf[q] == 9:
             key = -1
-            nsid = _ns_id(ns_ids, ns_new, key, -1, -1)
+            nsid = _ns_id(ns_tab, ns_new, ns_cache, key, -1, -1)
+            if nsid < 0:
+                return _fail(err, E_TOO_MANY_NS, line, 0, 0)
             hs = 0
             scale = 1.0
             k = q
@@ -326,7 +369,9 @@ def _features(buf, fs, fe, line, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_s
                     return _fail(err, E_NS_SCALE, line, ts, k)
             hs = hash_bytes(buf, ts, c, 0)
             key = hs
-            nsid = _ns_id(ns_ids, ns_new, key, ts, c)
+            nsid = _ns_id(ns_tab, ns_new, ns_cache, key, ts, c)
+            if nsid < 0:
+                return _fail(err, E_TOO_MANY_NS, line, 0, 0)
         while k < pe:
             while k < pe and _ws(buf[k]):
                 k += 1
@@ -428,7 +473,7 @@ def _features(buf, fs, fe, line, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_s
             j += 1
         i = j
     # rank of each entry's namespace = position of the namespace's first appearance
-    firstpos = np.full(len(ns_ids), -1, np.int64)
+    firstpos = np.full(ns_new.shape[0], -1, np.int64)
     for i in range(n):
         if firstpos[t_ns[i]] < 0:
             firstpos[t_ns[i]] = i
@@ -540,7 +585,7 @@ def _cost_prob(buf, s, e, c1, c2, line, err, res):
 
 
 @njit(cache=True)
-def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_ids, ns_new,
+def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_tab, ns_new,
              c_indptr, c_hash, c_val, c_ns, i_indptr, i_hash, i_val, i_ns, offsets,
              lab_action, lab_cost, lab_prob, lab_line, err, counts):
     """Parse the complete examples of ``buf[pos:stop]`` (found by :func:`vw_scan`) into the arrays:
@@ -559,6 +604,7 @@ def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_ids, ns_new,
     words = np.empty((max(max_tok, 1), 2), np.int64)
     cpos = np.empty(3, np.int64)
     res = np.empty(2)
+    ns_cache = np.full((16, 2), -1, np.int64)
     oc = 0
     oi = 0
     ex = 0
@@ -604,7 +650,7 @@ def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_ids, ns_new,
                 if nw > 1:
                     return _fail(err, E_SHARED_COST, i, 0, 0)
                 if fs >= 0:
-                    oc = _features(buf, fs, fe, i, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_str, t_alive,
+                    oc = _features(buf, fs, fe, i, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive,
                                    t_rank, scratch, c_hash, c_val, c_ns, oc, err)
                     if oc < 0:
                         return -1
@@ -631,7 +677,7 @@ def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_ids, ns_new,
             if fs < 0 and nw == 0:
                 return _fail(err, E_NO_BAR, i, 0, 0)
             if fs >= 0:
-                oi = _features(buf, fs, fe, i, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank,
+                oi = _features(buf, fs, fe, i, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank,
                                scratch, i_hash, i_val, i_ns, oi, err)
                 if oi < 0:
                     return -1
@@ -677,7 +723,7 @@ def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_ids, ns_new,
                     lab_action[ex] = a - 1
                     lab_cost[ex] = res[0]
                     lab_prob[ex] = res[1]
-            oc = _features(buf, fs, fe, i, ns_ids, ns_new, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank,
+            oc = _features(buf, fs, fe, i, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank,
                            scratch, c_hash, c_val, c_ns, oc, err)
             if oc < 0:
                 return -1
