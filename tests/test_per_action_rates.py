@@ -125,6 +125,41 @@ def test_zero_rates_keep_the_default_bits(data):
     np.testing.assert_array_equal(a.W_, b.W_)
 
 
+@pytest.mark.parametrize("rates", [(0.15, 0.25), (np.full(K, 0.15), np.full(K, 0.25))])
+@pytest.mark.parametrize("make", [lambda **kw: nf.SquareCB(K, seed=2, **kw),
+                                  lambda **kw: nf.SquareCB(K, oracle="ridge", seed=2, **kw),
+                                  lambda **kw: nf.EpsilonGreedy(K, epsilon=0.2, seed=2, **kw)])
+def test_rates_equal_across_actions_leave_the_uncorrected_policy_bit_for_bit(data, make, rates):
+    """Flip rates the same for every action (a scalar pair or equal arrays) rank the raw values right: the
+    policy is the uncorrected learner's, bit for bit (dividing every gap by 1 − ρ0 − ρ1 would raise
+    SquareCB's effective γ); only the reported probabilities use the rates."""
+    X, y = data
+    n = 400 if JIT_DISABLED else 3000
+    ch = nf.feedback.NoisyBandit(0.15, 0.25)
+    plain, told = make(), make(rho0=rates[0], rho1=rates[1])
+    ta, tb = nf.simulate(plain, X, y, ch, n_rounds=n, seed=1), nf.simulate(told, X, y, ch, n_rounds=n, seed=1)
+    assert ta.mistakes == tb.mistakes
+    np.testing.assert_array_equal(plain.W_, told.W_)
+    np.testing.assert_array_equal(plain.action_probabilities(X[:50]), told.action_probabilities(X[:50]))
+    np.testing.assert_array_equal(plain.predict(X), told.predict(X))
+    a, p = plain.act(X[:50]), told.act(X[:50])
+    np.testing.assert_array_equal(a[0], p[0])
+    np.testing.assert_array_equal(a[1], p[1])
+    assert not np.allclose(plain.predict_proba(X[:50]), told.predict_proba(X[:50]))  # calibrated by the rates
+
+
+def test_differing_rates_keep_the_gaps_on_the_raw_scale_of_the_mean_action(data):
+    """The policy reads ρ̄0 + s̄·c_a (c the clean estimates, s = 1 − ρ0 − ρ1, bars the means over the
+    actions): the ranking of the corrected values with the raw values' scale of gaps."""
+    X, y = data
+    learner = nf.SquareCB(K, rho0=R0, rho1=R1, seed=0)
+    nf.simulate(learner, X, y, nf.feedback.NoisyBandit(R0, R1), n_rounds=500, seed=0)
+    c = learner.corrected_values(X[:20])
+    s = 1 - R0 - R1
+    np.testing.assert_allclose(learner.policy_values(X[:20]), R0.mean() + s.mean() * c, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(learner.predict(X[:20]), np.argmax(learner.policy_values(X[:20]), axis=1))
+
+
 # ------------------------------------------------- compiled loop == python loop
 PER_ACTION = [
     (lambda: nf.RCNBF(K, gamma=0.2, rho0=R0, rho1=R1, seed=4), nf.feedback.NoisyBandit(R0, R1)),

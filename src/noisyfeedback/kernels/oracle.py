@@ -19,9 +19,10 @@ and never tell them apart (the greedy label's error, what we score, stayed ~1.5x
 end to end in label order on [0, m); the set is the labels whose interval holds one of the points
 u, u+1, …, u+m−1. Label r is drawn with probability exactly π_r; with m = 1 it is the inverse CDF.
 
-**Flip rates.** With known rates (ρ0(a), ρ1(a)) the policy runs on the corrected values
-c_a = (v_a − c0(a)) / cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1 (per action, or one pair): the clean P(y = a | x)
-that v_a = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) estimates (m = 1), inverted per action. The oracle still
+**Flip rates.** With known rates (ρ0(a), ρ1(a)) that differ between the actions the policy runs on the
+corrected values (v_a − c0(a)) / cb(a) (``c0``, ``cb`` per action from the learner, ``OracleBandit._correction``):
+the clean P(y = a | x) that v_a = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) estimates (m = 1), inverted per
+action and mapped onto the raw scale of the mean action (so that equal rates would change nothing). The oracle still
 fits the raw feedback (its residual uses v). Without rates (``c0`` empty) the policy reads v itself.
 
 **Estimated rates** (``stats`` not empty, m = 1): every round also tallies the played action's feedback

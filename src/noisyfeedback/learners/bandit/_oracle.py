@@ -12,8 +12,9 @@ E[f̃ | x, S] = ρ0 + (1 − ρ0 − ρ1)·Σ_{a∈S} P(y = a | x), so the set's
 labels' values. Where it fails: flip rates that depend on the class (ρ0, ρ1 functions of y or of
 the action) or on the context x. Then E[f̃ | x, a] = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) is no
 longer the same increasing map for every action and can rank a worse action first (a test in
-tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then reads
-c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) (``rho0``/``rho1`` arrays; ``kernels/oracle.py``).
+tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then ranks by
+c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) on the raw scale of the mean action, ρ̄0 + (1 − ρ̄0 − ρ̄1)·c_a
+(``rho0``/``rho1`` arrays; ``OracleBandit._correction``); rates equal for every action leave v as it is.
 
 Graded rewards: the oracle fits any real-valued reward r as it is (v_a then estimates E[r | x, a]; a 0.5
 for a partial success, −cost of a VW label). The flip rates describe clicks, so rewards other than 0/1 are
@@ -238,13 +239,25 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     _NO_RATES = np.zeros(0)
 
     def _correction(self) -> tuple[np.ndarray, np.ndarray]:
-        """(c0, cb) of the policy's corrected values c_a = (v_a − c0(a))/cb(a), c0 = ρ0/m, cb = 1 − ρ0 − ρ1
-        (arrays of one value, or one per action); empty arrays without flips (rates all 0: the policy reads
-        v, today's computation bit for bit)."""
+        """(c0, cb) of the values the policy reads, (v_a − c0(a))/cb(a) (one entry per action; the kernels'
+        ``correct_values``): the clean estimates c_a = (v_a − ρ0(a)/m)/s(a), s = 1 − ρ0 − ρ1, mapped back
+        onto the raw scale of the mean action, ρ̄0/m + s̄·c_a (ρ̄0, s̄ the means over the actions), so that
+
+            (v_a − c0(a))/cb(a) = ρ̄0/m + s̄·(v_a − ρ0(a)/m)/s(a),   cb = s/s̄,   c0 = (ρ0 − ρ̄0·cb)/m.
+
+        The rates then change the policy only through their differences between actions: an action's
+        value moves relative to the others by how much its own rates differ from the mean, and the gaps
+        keep the raw values' scale (dividing every gap by s would raise the effective γ of SquareCB by
+        1/s and change its exploration even where every action has the same rates). Rates that are equal
+        for every action (a scalar pair, or equal arrays) rank the raw values right already: empty arrays,
+        the policy reads v itself (the uncorrected learner, bit for bit); only :meth:`predict_proba` and
+        :meth:`corrected_values` use them."""
         r0, r1 = self._rates()
-        if not (r0.any() or r1.any()):
+        if not (r0.any() or r1.any()) or ((r0 == r0[0]).all() and (r1 == r1[0]).all()):
             return self._NO_RATES, self._NO_RATES
-        return r0 / int(self.m), 1.0 - r0 - r1
+        s = 1.0 - r0 - r1
+        cb = s / s.mean()
+        return (r0 - r0.mean() * cb) / int(self.m), cb
 
     def _rates(self) -> tuple[np.ndarray, np.ndarray]:
         """(ρ0, ρ1) in use: the known rates (arrays of one value or K), or with rho0="estimate" the current
@@ -328,9 +341,19 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return self.rate_stats_
 
     def corrected_values(self, X) -> np.ndarray:
-        """The values the policy explores and exploits on, shape (n_samples, n_classes): with flip rates
-        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)), the clean P(y = a | x) the raw v_a estimates (m = 1),
-        inverted per action; without rates v itself (:meth:`decision_function`)."""
+        """The clean estimates, shape (n_samples, n_classes): with flip rates c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a)
+        − ρ1(a)), the clean P(y = a | x) the raw v_a estimates (m = 1), inverted per action; without rates
+        v itself (:meth:`decision_function`). The policy ranks the actions as these do (:meth:`policy_values`)."""
+        v = self.decision_function(X)
+        r0, r1 = self._rates()
+        if not (r0.any() or r1.any()):
+            return v
+        return (v - r0 / int(self.m)) / (1.0 - r0 - r1)
+
+    def policy_values(self, X) -> np.ndarray:
+        """The values the policy explores and exploits on, shape (n_samples, n_classes): v itself where the
+        flip rates are the same for every action (or none), else ρ̄0/m + s̄·c_a, the clean estimates
+        (:meth:`corrected_values`) on the raw scale of the mean action (:meth:`_correction`)."""
         v = self.decision_function(X)
         c0, cb = self._correction()
         return v if c0.shape[0] == 0 else (v - c0) / cb
@@ -462,10 +485,10 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return out
 
     def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
-        """Greedy labels argmax_a c_a (:meth:`corrected_values`; v without flip rates; lowest index on
-        ties); 0 before any learning. With ``allowed``/``excluded`` the argmax over the actions a row may
-        take."""
-        v = self.corrected_values(X)
+        """Greedy labels: the argmax of the values the policy reads (:meth:`policy_values`: v, or with rates that
+        differ between the actions the corrected values; lowest index on ties); 0 before any learning. With
+        ``allowed``/``excluded`` the argmax over the actions a row may take."""
+        v = self.policy_values(X)
         mask = self._mask(allowed, excluded, v.shape[0])
         if mask is not None:
             return _masked_argmax(v, mask)

@@ -60,9 +60,12 @@ class SquareCB(OracleBandit):
         d of X. On Letter (d = 16) it costs the rounds/s of a 152-feature ridge oracle (about 1/15 of the
         raw 16).
     rho0, rho1 : float in [0, 1), or (m = 1) arrays of K rates, one per action (rho0 + rho1 < 1), or "estimate"
-        Known flip rates (default 0: none). Given, the policy explores and exploits on the corrected values
-        c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`), the clean P(y = a | x) that v_a
-        estimates, inverted per action; they also serve :meth:`predict_proba`. ``rho0="estimate"`` with
+        Known flip rates (default 0: none). Rates that differ between the actions: the policy explores and
+        exploits on the corrected values c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`, the
+        clean P(y = a | x) that v_a estimates, inverted per action) mapped onto the raw scale of the mean action,
+        ρ̄0/m + (1 − ρ̄0 − ρ̄1)·c_a (:meth:`policy_values`), so that only the rates' differences between actions
+        move the policy; rates equal for every action (scalars) leave the policy the uncorrected one, bit for
+        bit. They also serve :meth:`predict_proba`. ``rho0="estimate"`` with
         ``rho1="estimate"`` (m = 1): estimated online from the feedback of the learner's own anchors — per
         action, 1 − ρ1(a) the feedback rate of its confident right plays of a (the greedy label by a margin
         of ``RATE_MARGIN`` = 0.25), ρ0(a) that of its plays of a well below the greedy label (NREst's extremes of
