@@ -307,7 +307,7 @@ def render(rows: list[dict], stream: str, args) -> str:
 
 #: the parts of the benchmark, in the order they run
 PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend",
-         "catalogue", "parquet_logs"]
+         "catalogue", "parquet_logs", "families"]
 
 
 def main(argv=None) -> int:
@@ -337,6 +337,10 @@ def main(argv=None) -> int:
     ap.add_argument("--catalogue-vw-rounds", type=int, default=20_000, help="rounds in VW's ADF file (speed)")
     ap.add_argument("--parquet-rows", type=int, nargs="+", default=[1_000_000, 10_000_000],
                     help="sizes of the Parquet log read in chunks by fit_logged and evaluate_log")
+    ap.add_argument("--families-rounds", type=int, default=None,
+                    help="cap on the rounds of the catalogue stream families (benchmarks/catalogue_families.py; "
+                         "default: each family's horizon, 50,000 to 500,000)")
+    ap.add_argument("--families-seeds", type=int, default=3)
     ap.add_argument("--out", default=str(HERE / "results" / "make-bench.md"))
     args = ap.parse_args(argv)
 
@@ -385,6 +389,10 @@ def main(argv=None) -> int:
                                                      mc_rounds=args.catalogue_multiclass_rounds)
         elif part == "parquet_logs":
             rows += parquet_log_rows(args.parquet_rows, work)
+        elif part == "families":
+            import catalogue_families
+
+            extra += "\n" + catalogue_families.section(args.families_rounds, args.families_seeds)
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
     text = render(rows, stream, args) + extra
