@@ -18,11 +18,12 @@ DATA = Path(__file__).parent / "data" / "vw"
 runner = CliRunner()
 
 #: examples VW reports for each file ("number of examples", vowpalwabbit 9.11.9: --cb_explore_adf for
-#: cb_adf files, --cb_explore 4 for cb files)
+#: cb_adf files, --cb_explore 4 for cb files, --ccb_explore_adf for ccb files)
 VW_COUNTS = {
     "cb_adf_sm.data": 4, "cb_test.ldf": 3, "cb_test_medium.ldf": 15, "cb_test_non_binary_costs.ldf": 15,
     "cb_test_nonewline.ldf": 3, "cb_test_with_empty_shared_feature.ldf": 3, "cb_features_w_zero_vals.dat": 3,
     "cb_load.dat": 113, "cb_multi_cost.dat": 5, "cb_explore_cover.dat": 8,
+    "ccb_test.dat": 24, "ccb_test_interactions.dat": 8, "ccb_zero_value_features.dat": 3, "ccb_reuse_small.data": 4,
 }
 
 
@@ -49,7 +50,10 @@ def test_vws_test_files_train_predict_evaluate(tmp_path, name):
     res = invoke("predict", "-d", path, "--model", model, "-p", tmp_path / "p.txt")
     assert res.exit_code == 0, res.output
     blocks = (tmp_path / "p.txt").read_text().split("\n\n")
-    assert blocks[-1] == "" and len(blocks) - 1 == n_vw  # VW's -p: a line and a blank line an example
+    assert blocks[-1] == "" and len(blocks) - 1 == n_vw  # VW's -p: a line (a line a slot) and a blank line
+    if name.startswith("ccb"):
+        slots = vw_stream.stream_vw(path).__next__().slots[3][0]
+        assert all(len(b.split("\n")) == slots for b in blocks[:-1])
     res = invoke("evaluate", "-d", path, "--model", model, "--json")
     assert res.exit_code == 0, res.output
 
@@ -142,7 +146,7 @@ def test_model_records_that_are_not_ours_are_refused_naming_the_model(tmp_path):
     assert invoke("train", "-d", DATA / "cb_test_medium.ldf", "--model", model).exit_code == 0
     record = tmp_path / "m.npz.json"
     good = json.loads(record.read_text())
-    for bad, words in (([1, 2], "a JSON list"), ({**good, "format": "ccb"}, "format is 'ccb'"),
+    for bad, words in (([1, 2], "a JSON list"), ({**good, "format": "ccb"}, "format 'ccb' (1 slots) does not match"),
                        ({**good, "format": "cb", "n_actions": None}, "n_actions")):
         record.write_text(json.dumps(bad))
         for cmd in (("predict", "-p", tmp_path / "p.txt"), ("evaluate",)):

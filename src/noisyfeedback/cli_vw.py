@@ -152,9 +152,9 @@ def _load(model: Path):
         raise _UserError(f"{meta_file}: not a model record written by 'noisyfeedback train' (a JSON "
                          f"{type(meta).__name__}, not an object).")
     fmt = meta.get("format")
-    if fmt not in ("cb", "cb_adf"):
-        raise _UserError(f"{meta_file}: the record's format is {fmt!r}; models of 'noisyfeedback train' are cb or "
-                         "cb_adf.")
+    if fmt not in ("cb", "cb_adf", "ccb"):
+        raise _UserError(f"{meta_file}: the record's format is {fmt!r}; models of 'noisyfeedback train' are cb, "
+                         "cb_adf or ccb.")
     K = meta.get("n_actions")
     if fmt == "cb" and (isinstance(K, bool) or not isinstance(K, int) or K < 1):
         raise _UserError(f"{meta_file}: a cb model's record needs n_actions, an int >= 1; got {K!r}.")
@@ -168,9 +168,14 @@ def _load(model: Path):
         learner = load(model)
     except (ValueError, TypeError, KeyError, OSError) as exc:
         raise _UserError(f"{model}: not a model written by 'noisyfeedback train' ({exc})") from None
-    if not isinstance(learner, CatalogueOracle) or int(getattr(learner, "n_slots", 1)) != 1:
+    if not isinstance(learner, CatalogueOracle):
         raise _UserError(f"{model}: holds a {type(learner).__name__}, not a catalogue learner trained by "
                          "'noisyfeedback train'.")
+    slots = int(learner.n_slots)
+    # a ccb record names its slots (and only a ccb record does); every other model has one slot
+    if (fmt == "ccb") != ("slots" in meta) or meta.get("slots", 1) != slots:
+        raise _UserError(f"{meta_file}: the record's format {fmt!r} ({meta.get('slots', 1)!r} slots) does not "
+                         f"match the model in {model.name} ({slots} slots).")
     if not hasattr(learner, "weights_"):
         raise _UserError(f"{model}: the learner is not trained.")
     return learner, meta
@@ -203,12 +208,10 @@ def _chunks(data: Path, fmt: str | None, n_actions: int | None, chunk_rows: int)
     from .datasets.vw_stream import stream_vw
 
     if fmt not in (None, "cb", "cb_adf", "ccb"):
-        raise _UserError(f"--format must be cb or cb_adf; got {fmt!r}.")
+        raise _UserError(f"--format must be cb, cb_adf or ccb; got {fmt!r}.")
     from .datasets.vw_stream import detect_format
 
     fmt = detect_format(data) if fmt is None else fmt
-    if fmt == "ccb":
-        raise _UserError(f"{data}: a ccb (several slots) file; train/predict/evaluate take cb and cb_adf files.")
     return fmt, (lambda: stream_vw(data, fmt, chunk_rows=chunk_rows, n_actions=n_actions))
 
 
@@ -221,6 +224,72 @@ def _labelled_part(chunk):
         return None
     return (chunk.rounds.take(idx), chunk.actions[idx], chunk.costs[idx], chunk.probabilities[idx],
             chunk.start)
+
+
+def _ccb_part(chunk, n_slots: int, where: str):
+    """The examples of a ccb chunk whose every slot is labelled, as (rounds, chosen (n, S), costs (n, S),
+    probabilities (n, S), their numbers in the log); an example with another number of slots than the
+    model's is refused."""
+    sa, sc, sp_, ns = chunk.slots
+    if sa.shape[1] < n_slots:
+        pad = n_slots - sa.shape[1]
+        sa = np.pad(sa, ((0, 0), (0, pad)), constant_values=-1)
+        sc, sp_ = np.pad(sc, ((0, 0), (0, pad))), np.pad(sp_, ((0, 0), (0, pad)))
+    bad = ns != n_slots
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _UserError(f"{where}: ccb example {chunk.start + i} has {int(ns[i])} slots; the model has {n_slots} "
+                         "(every example of a ccb log needs the same number of slots).")
+    lab = (sa[:, :n_slots] >= 0).all(axis=1)
+    idx = np.flatnonzero(lab)
+    if not idx.size:
+        return None
+    rounds = chunk.rounds if lab.all() else chunk.rounds.take(idx)
+    return rounds, sa[idx, :n_slots], sc[idx, :n_slots], sp_[idx, :n_slots], chunk.start + idx
+
+
+def _drop_candidates(rounds, drop: np.ndarray):
+    """The rounds without one candidate each (``drop``: its position in each round), and the map from the
+    new flat item rows to the old ones."""
+    from .catalogue import CandidateRounds
+    from .hashing import HashedRows
+
+    o = rounds.offsets
+    keep = np.ones(rounds.n_candidates, bool)
+    keep[o[:-1] + drop] = False
+    rows = np.flatnonzero(keep)
+    H = rounds.items
+    lens = H.indptr[rows + 1] - H.indptr[rows]
+    indptr = np.zeros(rows.shape[0] + 1, np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    ent = np.repeat(H.indptr[rows] - indptr[:-1], lens) + np.arange(indptr[-1])
+    items = HashedRows(indptr, H.hashes[ent], H.values[ent], H.ns[ent], H.namespaces)
+    return CandidateRounds(rounds.context, items, o - np.arange(o.shape[0])), rows
+
+
+def _slate(lrn, rounds, n_slots: int, greedy: bool, logged: np.ndarray | None = None):
+    """Per slot: the candidates still open (their positions in the original rounds, flat) and the policy's
+    distribution over them; each slot's candidate is removed before the next (the logged one when
+    ``logged`` (n, S) is given, else the most probable: VW's -p for --ccb_explore_adf)."""
+    out = []
+    cur, where = rounds, np.arange(rounds.n_candidates)
+    for s in range(n_slots):
+        P = _distributions(lrn, cur, greedy)
+        out.append((cur, where, P))
+        if s + 1 == n_slots or (cur.sizes <= 1).any():
+            break
+        if logged is not None:
+            # the logged candidate's position in the current (reduced) round
+            pos = np.empty(cur.n_rounds, np.int64)
+            target = rounds.offsets[:-1] + logged[:, s]
+            for i in range(cur.n_rounds):
+                seg = where[cur.offsets[i]:cur.offsets[i + 1]]
+                pos[i] = int(np.flatnonzero(seg == target[i])[0])
+        else:
+            pos = np.array([int(np.argmax(P[cur.offsets[i]:cur.offsets[i + 1]])) for i in range(cur.n_rounds)])
+        cur, rows = _drop_candidates(cur, pos)
+        where = where[rows]
+    return out
 
 
 _ERRORS = (ValueError, TypeError, FileNotFoundError, OSError, MemoryError)
@@ -274,8 +343,14 @@ def train(
         params = {"bits": bits, **_params(param), "seed": seed}
         if interactions:
             params["interactions"] = tuple(interactions)
+        S = 1
+        if fmt == "ccb":  # the multi-slot learner: as many slots as the log's first example
+            first_chunk = next(iter(chunks()), None)
+            S = int(first_chunk.slots[3][0]) if first_chunk is not None and first_chunk.n else 1
+            params.setdefault("n_slots", S)
         lrn = _learner(learner, params, rho0, rho1)
         lrn._validate_params()
+        S = int(lrn.n_slots)
         flips = bool(rho0 or rho1)
         bar = _Progress(progress, "train")
         n_lab = 0
@@ -285,10 +360,11 @@ def train(
             total = 0.0
             for chunk in chunks():
                 bar.add(chunk.n)
-                part = _labelled_part(chunk)
+                part = _ccb_part(chunk, S, str(data)) if fmt == "ccb" else _labelled_part(chunk)
                 if part is None:
                     continue
                 rounds, acts, costs, props, first = part
+                first = int(first[0]) if fmt == "ccb" else first
                 r = rewards_of(costs, reward, str(data), first)
                 if flips and not np.isin(r, (0.0, 1.0)).all():
                     raise _UserError(f"{data}: the flip rates --rho0/--rho1 correct clicks (rewards 0 or 1); these "
@@ -303,7 +379,7 @@ def train(
         _check_finite(lrn, str(data))
         out = lrn.save(model)
         meta = {"record": RECORD, "format": fmt, "n_actions": K, "reward": reward, "rho0": rho0, "rho1": rho1,
-                "learner": type(lrn).__name__, "examples": n_lab, "passes": passes}
+                "learner": type(lrn).__name__, "examples": n_lab, "passes": passes, **({"slots": S} if fmt == "ccb" else {})}
         _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     except _ERRORS as exc:
         _fail(str(exc))
@@ -350,15 +426,41 @@ def predict(
         with open(predictions, "w", encoding="utf-8", newline="\n") as fh:
             for chunk in chunks():
                 rounds = chunk.rounds
-                P = _distributions(lrn, rounds, greedy)
                 o = rounds.offsets
-                fh.write("".join(format_distribution(P[o[i]:o[i + 1]]) + "\n\n" for i in range(rounds.n_rounds)))
+                if meta["format"] == "ccb":  # VW: a line per slot over the actions still open, then a blank line
+                    slate = _slate(lrn, rounds, int(lrn.n_slots), greedy)
+                    text = []
+                    for i in range(rounds.n_rounds):
+                        for cur, where, P in slate:
+                            lo, hi = cur.offsets[i], cur.offsets[i + 1]
+                            p_, ids = P[lo:hi], where[lo:hi] - o[i]
+                            order = np.argsort(-p_, kind="stable")
+                            text.append(",".join(f"{int(ids[j])}:{float(p_[j]):.6g}" for j in order) + "\n")
+                        text.append("\n")
+                    fh.write("".join(text))
+                else:
+                    P = _distributions(lrn, rounds, greedy)
+                    fh.write("".join(format_distribution(P[o[i]:o[i + 1]]) + "\n\n" for i in range(rounds.n_rounds)))
                 n += rounds.n_rounds
                 bar.add(rounds.n_rounds)
         bar.close()
     except _ERRORS as exc:
         _fail(str(exc))
     typer.echo(f"{n} predictions -> {predictions}")
+
+
+def _vectors(lrn, rounds, greedy: bool, acts, props, hr, mode: str, r0: float, r1: float, flips: bool) -> np.ndarray:
+    """Per round v = (w·h, w, DM, w·(h − q̂), h): w = π(logged)/propensity, h the (corrected) reward, q̂ the
+    model's score of each candidate (clipped to [0, 1] for click rewards, corrected like h)."""
+    P = _distributions(lrn, rounds, greedy)
+    q = lrn.decision_function(rounds)
+    if mode != "cost":
+        q = np.clip(q, 0.0, 1.0)
+    hq = (q - r0) / (1.0 - r0 - r1) if flips else q
+    flat = rounds.offsets[:-1] + acts
+    w = P[flat] / props
+    dm = np.add.reduceat(P * hq, rounds.offsets[:-1])
+    return np.column_stack([w * hr, w, dm, w * (hr - hq[flat]), hr])
 
 
 class _Sums:
@@ -456,34 +558,40 @@ def evaluate(
         raw_sum, lo_r, hi_r = 0.0, math.inf, -math.inf
         bar = _Progress(progress, "evaluate")
         binary = True
+        ccb = meta["format"] == "ccb"
+        n_slots = int(lrn.n_slots)
         for chunk in chunks():
             bar.add(chunk.n)
-            part = _labelled_part(chunk)
+            part = _ccb_part(chunk, n_slots, str(data)) if ccb else _labelled_part(chunk)
             if part is None:
                 continue
             rounds, acts, costs, props, first = part
-            r = rewards_of(costs, mode, str(data), first)
+            r = rewards_of(costs, mode, str(data), int(first[0]) if ccb else first)
             binary = binary and bool(np.isin(r, (0.0, 1.0)).all())
             if flips and not binary:
                 raise _UserError(f"{data}: the flip rates correct clicks (rewards 0 or 1); under --reward {mode} "
                                  "this log has other rewards.")
             raw_sum += float(r.sum())
             lo_r, hi_r = min(lo_r, float(r.min())), max(hi_r, float(r.max()))
-            P = _distributions(lrn, rounds, policy == "greedy")
-            q = lrn.decision_function(rounds)
-            if mode != "cost":
-                q = np.clip(q, 0.0, 1.0)
             hr = (r - r0) / (1.0 - r0 - r1) if flips else r
-            hq = (q - r0) / (1.0 - r0 - r1) if flips else q
-            flat = rounds.offsets[:-1] + acts
-            w = P[flat] / props
-            dm = np.add.reduceat(P * hq, rounds.offsets[:-1])
-            S.add(np.column_stack([w * hr, w, dm, w * (hr - hq[flat]), hr]))
+            if not ccb:
+                S.add(_vectors(lrn, rounds, policy == "greedy", acts, props, hr, mode, r0, r1, flips))
+                continue
+            # a page: each slot's terms over the actions the logged earlier slots left open, summed
+            V = 0.0
+            for s, (cur, where, _) in enumerate(_slate(lrn, rounds, n_slots, policy == "greedy", acts)):
+                pos = np.array([int(np.flatnonzero(where[cur.offsets[i]:cur.offsets[i + 1]] ==
+                                                   rounds.offsets[i] + acts[i, s])[0]) for i in range(cur.n_rounds)])
+                V = V + _vectors(lrn, cur, policy == "greedy", pos, props[:, s], hr[:, s], mode, r0, r1, flips)
+            S.add(V)
         bar.close()
         n = S.n
         if n == 0:
             raise _UserError(f"{data}: {_NO_LABEL}.")
         res = _estimates(S, alpha, r0, r1)
+        if ccb:  # self-normalising a page's summed weights has no meaning: the linear estimators only
+            res = {k: v for k, v in res.items() if k in ("ips", "dr", "dm", "logged policy")}
+            raw_sum, lo_r, hi_r = raw_sum / n_slots, lo_r * n_slots, hi_r * n_slots
         if n < 2:
             warnings.append("1 labelled example: no interval (it needs at least 2, and a useful one hundreds).")
         elif n < SMALL_LOG:
