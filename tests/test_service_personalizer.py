@@ -1,6 +1,8 @@
 """Personalizer-compatible routes: the request bodies of Microsoft's REST reference (Rank v1.0 and
 Multi Slot Rank v1.1-preview.1 samples, the quickstart's reward bodies) rank → reward → activate end to end,
-with excluded actions and deferred activation; the unsupported routes answer 501."""
+with excluded actions (per slot too) and deferred activation, under every version served (the paths and
+``?api-version=``); errors in Personalizer's body; single- and multi-slot rank on one service; the
+unsupported routes answer 501."""
 
 import copy
 import sqlite3
@@ -89,10 +91,14 @@ def test_acceptance_rank_reward_with_excluded_actions(pz):
         assert c.post("/personalizer/v1.0/rank", json={**RANK, "eventId": "b2"}).status_code == 401
         wrong = c.post("/personalizer/v1.0/rank", json={**RANK, "eventId": "b3"},
                        headers={"Ocp-Apim-Subscription-Key": "nf_wrong"})
-        assert wrong.status_code == 401 and wrong.json()["field"] == "Ocp-Apim-Subscription-Key"
-        # rewards are clicks: 0 or 1
-        r = c.post("/personalizer/v1.0/events/b1/reward", json={"value": 0.5}, headers=key)
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "value"]
+        err = wrong.json()["error"]
+        assert wrong.status_code == 401 and err["target"] == "Ocp-Apim-Subscription-Key"
+        assert err["code"] == "Unauthorized" and err["message"].startswith("Ocp-Apim-Subscription-Key: ")
+        # rewards are in [-1, 1] (graded); outside: 400 in Personalizer's body naming the field
+        assert c.post("/personalizer/v1.0/events/b1/reward", json={"value": 0.5}, headers=key).status_code == 204
+        r = c.post("/personalizer/v1.0/events/b1/reward", json={"value": 1.5}, headers=key)
+        assert r.status_code == 400 and r.json()["error"]["target"] == "value"
+        assert r.json()["error"]["code"] == "BadRequest" and set(r.json()) == {"error"}
 
 
 def test_acceptance_deferred_activation(pz):
@@ -116,34 +122,89 @@ def test_acceptance_deferred_activation(pz):
     con.close()
 
 
-@pytest.mark.parametrize("prefix", ["/personalizer/v1.0", "/personalizer/v1.1-preview.1"])
-def test_acceptance_multislot_rank_reward_activate(pz, prefix):
+@pytest.mark.parametrize("prefix, query", [("/personalizer/v1.0", ""), ("/personalizer/v1.1-preview.1", ""),
+                                           ("/personalizer/v1.1-preview.3", ""),
+                                           ("/personalizer", "?api-version=2022-09-01-preview")])
+def test_acceptance_multislot_rank_reward_activate(pz, prefix, query):
     cfg, app, key = pz(n_slots=2)
     with TestClient(app) as c:
-        # per-slot exclusions are not supported: refused by name rather than half-honoured
-        r = c.post(f"{prefix}/multislot/rank", json=MULTISLOT, headers=key)
-        assert r.status_code == 422 and "excludedActions" in r.text
+        # per-slot exclusions honoured: the main article is never the sports one
+        for i in range(20):
+            r = c.post(f"{prefix}/multislot/rank{query}", json={**MULTISLOT, "eventId": f"x{i}"}, headers=key)
+            assert r.status_code == 201, r.text
+            assert r.json()["slots"][0]["rewardActionId"] != "SportsArticle"
         body = copy.deepcopy(MULTISLOT)
-        del body["slots"][0]["excludedActions"]
         body["deferActivation"] = True
-        r = c.post(f"{prefix}/multislot/rank", json=body, headers=key)
+        r = c.post(f"{prefix}/multislot/rank{query}", json=body, headers=key)
         assert r.status_code == 201, r.text
         ans = r.json()
         assert set(ans) == {"slots", "eventId"} and ans["eventId"] == MULTISLOT["eventId"]
         assert [s["id"] for s in ans["slots"]] == ["Main Article", "Side Bar"]
         assert len({s["rewardActionId"] for s in ans["slots"]}) == 2
         event = ans["eventId"]
-        assert c.post(f"{prefix}/multislot/events/{event}/activate", headers=key).status_code == 204
+        assert c.post(f"{prefix}/multislot/events/{event}/activate{query}", headers=key).status_code == 204
         # the quickstart's reward body: one value per slot (a slot left out would get 0)
         reward = {"reward": [{"slotId": "Main Article", "value": 1}, {"slotId": "Side Bar", "value": 0}]}
-        r = c.post(f"{prefix}/multislot/events/{event}/reward", json=reward, headers=key)
+        r = c.post(f"{prefix}/multislot/events/{event}/reward{query}", json=reward, headers=key)
         assert r.status_code == 204 and app.state.engine.model_version == 1
-        bad = c.post(f"{prefix}/multislot/events/{event}/reward",
+        bad = c.post(f"{prefix}/multislot/events/{event}/reward{query}",
                      json={"reward": [{"slotId": "Footer", "value": 1}]}, headers=key)
-        assert bad.status_code == 422
+        assert bad.status_code == 400 and bad.json()["error"]["target"] == "reward[0]"
+        # the same service ranks for one slot too, and learns its reward
+        r = c.post(f"{prefix}/rank{query}", json={**RANK, "eventId": "single"}, headers=key)
+        assert r.status_code == 201 and r.json()["rewardActionId"] != "SportsArticle"
+        assert c.post(f"{prefix}/events/single/reward{query}", json={"value": 0.5}, headers=key).status_code == 204
+        assert app.state.engine.model_version == 2
+        # more slots than n_slots: refused naming them
+        three = {**MULTISLOT, "eventId": "three",
+                 "slots": [*MULTISLOT["slots"], {"id": "Footer", "baselineAction": "NewsArticle"}]}
+        r = c.post(f"{prefix}/multislot/rank{query}", json=three, headers=key)
+        assert r.status_code == 400 and r.json()["error"]["target"] == "slots", r.text
     con = sqlite3.connect(cfg.db)
-    assert con.execute("SELECT slots FROM rewards").fetchall() == [("1,0",)]
+    assert con.execute("SELECT slots, reward FROM rewards ORDER BY seq").fetchall() == [("1,0", 0.5), (None, 0.5)]
     con.close()
+
+
+def test_errors_name_the_field_in_personalizers_words(pz):
+    cfg, app, key = pz(n_slots=2)
+    with TestClient(app) as c:
+        bad = copy.deepcopy(MULTISLOT)
+        bad["slots"][0]["baselineAction"] = "Nowhere"
+        r = c.post("/personalizer/multislot/rank?api-version=2022-09-01-preview", json=bad, headers=key)
+        err = r.json()["error"]
+        assert r.status_code == 400 and err["target"] == "slots[0].baselineAction", r.text
+        assert err["message"].startswith("slots[0].baselineAction: ") and "Nowhere" in err["message"]
+        bad = copy.deepcopy(MULTISLOT)
+        bad["slots"][1]["excludedActions"] = [7]
+        r = c.post("/personalizer/v1.0/multislot/rank", json=bad, headers=key)
+        assert r.status_code == 400 and r.json()["error"]["target"] == "slots[1].excludedActions[0]", r.text
+        r = c.post("/personalizer/v1.0/rank", json={**RANK, "contextFeatures": "x"}, headers=key)
+        assert r.json()["error"]["target"] == "contextFeatures"
+        r = c.post("/personalizer/v1.0/rank", content=b"{", headers=key)
+        assert r.status_code == 400 and "error" in r.json()
+        # an unknown or missing api-version
+        for q in ("?api-version=2099-01-01", ""):
+            r = c.post(f"/personalizer/rank{q}", json=RANK, headers=key)
+            err = r.json()["error"]
+            assert r.status_code == 400 and err["target"] == "api-version" and "2022-09-01-preview" in err["message"]
+        # our own routes keep their shape
+        bearer = {"Authorization": f"Bearer {key['Ocp-Apim-Subscription-Key']}"}
+        r = c.post("/reward", json={"event_id": "x", "reward": 2}, headers=bearer)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "reward"]
+
+
+def test_graded_rewards_are_refused_where_flips_are_corrected(tmp_path):
+    cfg = ServiceConfig(db=tmp_path / "f.db", learner="SquareCB", action_features=True, rho0=0.1, rho1=0.1,
+                        params={"seed": 0}, synchronous="NORMAL")
+    app = create_app(cfg)
+    key = {"Ocp-Apim-Subscription-Key": create_key(cfg.db, "rank")}
+    with TestClient(app) as c:
+        assert c.post("/personalizer/v1.0/rank", json=RANK, headers=key).status_code == 201
+        r = c.post(f"/personalizer/v1.0/events/{RANK['eventId']}/reward", json={"value": 0.5}, headers=key)
+        err = r.json()["error"]
+        assert r.status_code == 400 and err["target"] == "value" and "flipped clicks" in err["message"]
+        r = c.post(f"/personalizer/v1.0/events/{RANK['eventId']}/reward", json={"value": 1}, headers=key)
+        assert r.status_code == 204 and app.state.engine.model_version == 1
 
 
 @pytest.mark.parametrize("method, path", [
@@ -156,11 +217,14 @@ def test_unsupported_routes_answer_501_with_a_clear_message(pz, method, path):
     cfg, app, key = pz()
     with TestClient(app) as c:
         r = c.request(method, f"/personalizer/v1.0/{path}", headers=key)
+        err = r.json()["error"]
+        assert r.status_code == 501 and err["code"] == "NotImplemented"
+        assert "not supported" in err["message"] and err["target"] == "path"
+        r = c.request(method, f"/personalizer/{path}?api-version=2022-09-01-preview", headers=key)
         assert r.status_code == 501
-        assert "not supported" in r.json()["detail"] and r.json()["field"] == "path"
         metrics = c.get("/metrics", headers={"Authorization": f"Bearer {key['Ocp-Apim-Subscription-Key']}"}).text
         assert f"/personalizer/v1.0/{path}\"" not in metrics  # labelled by the template, never the raw path
-        assert "/personalizer/v1.0/{rest:path}" in metrics
+        assert "/personalizer/{rest:path}" in metrics
 
 
 def test_the_personalizer_routes_exist_only_on_an_action_feature_service(tmp_path):

@@ -42,6 +42,59 @@ def _validation_body(exc: RequestValidationError) -> dict:
                        for e in exc.errors()]}
 
 
+# ------------------------------------------------------------------ Personalizer's error body
+#: the paths whose errors are Personalizer's body (the Personalizer routes)
+PERSONALIZER_PATHS = "/personalizer/"
+#: Personalizer's error codes by HTTP status (its ErrorCode values where it has one)
+_PZ_CODES = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "ResourceNotFound",
+             405: "MethodNotAllowed", 409: "Conflict", 413: "PayloadTooLarge", 429: "TooManyRequests",
+             431: "RequestHeaderFieldsTooLarge", 500: "InternalServerError", 501: "NotImplemented",
+             503: "ServiceUnavailable"}
+_SNAKE = re.compile(r"_([a-z0-9])")
+
+
+def personalizer_target(loc) -> str | None:
+    """A field in Personalizer's words: ``("body", "slots", 0, "baselineAction")`` or the engine's dotted
+    ``"slots.0.baseline_action"`` -> ``slots[0].baselineAction`` (names in camelCase, list indices in brackets;
+    the location's ``body``/``path``/``query``/``header`` prefix dropped)."""
+    if loc is None:
+        return None
+    parts = loc.split(".") if isinstance(loc, str) else [str(p) for p in loc]
+    if len(parts) > 1 and parts[0] in ("body", "path", "query", "header"):
+        parts = parts[1:]
+    out = ""
+    for p in parts:
+        if p.isdigit():
+            out += f"[{p}]"
+        elif p:
+            name = _SNAKE.sub(lambda m: m.group(1).upper(), p)
+            out += f".{name}" if out else name
+    return out or None
+
+
+def personalizer_status(status: int) -> int:
+    """Personalizer answers 400 for any invalid request (our routes: 422)."""
+    return 400 if status == 422 else status
+
+
+def personalizer_error(status: int, message: str, loc=None, details: list | None = None) -> dict:
+    """Personalizer's error body, ``{"error": {"code", "message", "target"}}``: the message starts with the
+    target, since an SDK's exception shows code and message only."""
+    target = personalizer_target(loc)
+    err = {"code": _PZ_CODES.get(status, "BadRequest" if 400 <= status < 500 else "InternalServerError"),
+           "message": f"{target}: {message}" if target else message, "target": target}
+    if details:
+        err["details"] = details
+    return {"error": err}
+
+
+def _pz_validation_body(exc: RequestValidationError) -> dict:
+    errs = [personalizer_error(400, e.get("msg", "invalid value"), e.get("loc"))["error"] for e in exc.errors()]
+    if not errs:
+        return personalizer_error(400, "invalid request.")
+    return {"error": {**errs[0], "details": errs[1:]} if len(errs) > 1 else errs[0]}
+
+
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 
@@ -64,8 +117,12 @@ class Limits:
         self.templates: set[str] = set()  # the templates routed so far (all without path parameters)
         self.max_body, self.max_header, self.max_depth = cfg.max_body, cfg.max_header, cfg.max_depth
 
-    async def _refuse(self, send, status: int, message: str, field: str | None) -> None:
-        body = orjson.dumps(_error_body(status, message, field))
+    async def _refuse(self, send, status: int, message: str, field: str | None, path: str = "") -> None:
+        if path.startswith(PERSONALIZER_PATHS):
+            status = personalizer_status(status)
+            body = orjson.dumps(personalizer_error(status, message, field))
+        else:
+            body = orjson.dumps(_error_body(status, message, field))
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
@@ -115,7 +172,7 @@ class Limits:
         size += sum(len(k) + len(v) + 4 for k, v in headers)
         if size > self.max_header:
             return await self._refuse(send, 431, f"request line and headers larger than {self.max_header} "
-                                                 "bytes.", "headers")
+                                                 "bytes.", "headers", scope.get("path", ""))
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send)
         for k, v in headers:
@@ -125,13 +182,16 @@ class Limits:
                 except ValueError:
                     declared = self.max_body + 1
                 if declared > self.max_body:
-                    return await self._refuse(send, 422, f"request body larger than {self.max_body} bytes.", None)
+                    return await self._refuse(send, 422, f"request body larger than {self.max_body} bytes.", None,
+                                              scope.get("path", ""))
                 break
         data, ok = await self._read_body(receive)
         if not ok:
-            return await self._refuse(send, 422, f"request body larger than {self.max_body} bytes.", None)
+            return await self._refuse(send, 422, f"request body larger than {self.max_body} bytes.", None,
+                                      scope.get("path", ""))
         if json_depth(data, self.max_depth) > self.max_depth:
-            return await self._refuse(send, 422, f"JSON nested deeper than {self.max_depth} levels.", None)
+            return await self._refuse(send, 422, f"JSON nested deeper than {self.max_depth} levels.", None,
+                                      scope.get("path", ""))
         done = [False]
 
         async def replay():
@@ -144,17 +204,26 @@ class Limits:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
+    """Errors as our routes' body (``detail``, with ``loc`` or ``field``), and as Personalizer's on the
+    Personalizer routes (:func:`personalizer_error`, status 400 for an invalid request)."""
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
+        if request.url.path.startswith(PERSONALIZER_PATHS):
+            status = personalizer_status(exc.status)
+            return json_response(personalizer_error(status, exc.message, exc.field), status)
         return json_response(_error_body(exc.status, exc.message, exc.field), exc.status)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):  # FastAPI's own 400/404/405
         field = {400: "body", 404: "path", 405: "method"}.get(exc.status_code, "request")
+        if request.url.path.startswith(PERSONALIZER_PATHS):
+            return json_response(personalizer_error(exc.status_code, str(exc.detail), field), exc.status_code)
         return json_response({"detail": exc.detail, "field": field}, exc.status_code)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError):
+        if request.url.path.startswith(PERSONALIZER_PATHS):
+            return json_response(_pz_validation_body(exc), 400)
         return json_response(_validation_body(exc), 422)
 
 
@@ -171,7 +240,7 @@ def _hoist_defs(schema: dict) -> None:
 
 def _catalogue_openapi(schema: dict, engine: Engine) -> None:
     """An action-feature service: ``/rank`` takes the action-feature body; sizes of this service
-    (actions a request, slots); the rank routes link to the reward and the activation of their event."""
+    (actions a request, 1 to n_slots slots); the rank routes link to the reward and the activation of their event."""
     from .schemas import FeatureRankRequest
 
     rank_op = schema["paths"]["/rank"]["post"]
@@ -188,15 +257,13 @@ def _catalogue_openapi(schema: dict, engine: Engine) -> None:
             if model and "actions" in model.get("properties", {}):
                 model["properties"]["actions"]["maxItems"] = engine.cfg.max_actions
             if model and "slots" in model.get("properties", {}):
-                model["properties"]["slots"].update(minItems=k, maxItems=k)
+                model["properties"]["slots"].update(minItems=1, maxItems=k)
     for path, item in schema["paths"].items():
         op = item.get("post", {})
         s = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
         for key, n in (("actions", engine.cfg.max_actions), ("slots", k)):
             if key in s.get("properties", {}):
                 s["properties"][key]["maxItems"] = n
-                if key == "slots":
-                    s["properties"][key]["minItems"] = n
 
 
 def _openapi_for(app: FastAPI, engine: Engine):
@@ -278,8 +345,8 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
 
         app.router.routes[len(rank.hot.routes):len(rank.hot.routes)] = features.hot.routes
         app.include_router(features.router)
-        app.include_router(personalizer.make_router(personalizer.PREFIX))
-        app.include_router(personalizer.make_router(personalizer.PREVIEW_PREFIX), include_in_schema=False)
+        for router, documented in personalizer.routers():
+            app.include_router(router, include_in_schema=documented)
     app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
     app.add_middleware(Limits, cfg=cfg, metrics=app.state.metrics)

@@ -381,26 +381,23 @@ class CatalogueEngine(Engine):
         """Rank ``actions`` for a context: one action (``slots`` None) or one per slot."""
         if not self.healthy:
             raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
-        k = self.n_slots
-        if slots is None and k > 1:
-            raise ServiceError(422, f"this service fills {k} slots a request: use /rank/multislot.", "actions")
+        k = self.n_slots  # the most slots a request may name (the learner draws k, the request's are shown)
+        excl_slots = None
         if slots is not None:
-            if len(slots) != k:
-                raise ServiceError(422, f"this service fills {k} slot{'s' if k > 1 else ''} a request; got "
-                                        f"{len(slots)}.", "slots")
+            if len(slots) > k:
+                raise ServiceError(422, f"this service fills at most {k} slot{'s' if k > 1 else ''} a request "
+                                        f"(n_slots); got {len(slots)}.", "slots")
             slot_ids = [s["id"] for s in slots]
             if len(set(slot_ids)) != len(slot_ids):
                 raise ServiceError(422, "slot ids must be distinct.", "slots")
             action_ids = {a["id"] for a in actions}
             for j, s in enumerate(slots):
-                if s.get("excluded_actions"):
-                    raise ServiceError(422, "per-slot excludedActions are not supported: exclude actions from "
-                                            "every slot with the request's excluded actions.",
-                                       f"slots.{j}.excluded_actions")
                 b = s.get("baseline_action")
                 if b is not None and b not in action_ids:
                     raise ServiceError(422, f"baseline action {b!r} is not among the actions.",
                                        f"slots.{j}.baseline_action")
+            if any(s.get("excluded_actions") for s in slots):
+                excl_slots = [set(s.get("excluded_actions") or ()) for s in slots]
         digest = request_digest("multislot" if slots is not None else "rank", context_features, actions, excluded,
                                 slots, defer)
         again = await self._idempotent(event_id, digest)
@@ -416,13 +413,22 @@ class CatalogueEngine(Engine):
         # increase with the score), without another pass over the model
         greedy = np.argsort(-dist, kind="stable")[:k].tolist()
         state = learner.rng_.bit_generator.state
-        chosen, probs = learner.act(rounds)
-        chosen = np.asarray(chosen).reshape(k)
-        probs = np.asarray(probs, dtype=np.float64).reshape(k)
-        if not ((probs > 0) & (probs <= 1)).all():
-            learner.rng_.bit_generator.state = state  # nothing is logged: the draw is undone
-            raise ServiceError(422, "the model gives no finite probability for these features; nothing was "
-                                    "logged.", "context_features")
+        shown = 1 if slots is None else len(slots)  # slots past the request's: drawn, not shown (-1)
+        if excl_slots is not None:
+            allowed_ids = [ids[i] for i in allowed]
+            ex = np.ones((len(allowed_ids), k), bool)
+            for j, out in enumerate(excl_slots):
+                ex[:, j] = [a in out for a in allowed_ids]
+            chosen, probs = learner.act_excluding(rounds, ex)
+        else:
+            chosen, probs = learner.act(rounds)
+        chosen = np.array(chosen, dtype=np.int64).reshape(k)
+        probs = np.array(probs, dtype=np.float64).reshape(k)
+        chosen[shown:], probs[shown:] = -1, 1.0
+        greedy = greedy[:shown]
+        if chosen[0] < 0:  # every action excluded from the first slot: nothing to show first
+            learner.rng_.bit_generator.state = state
+            raise ServiceError(422, "every action is excluded from the first slot.", "slots.0.excluded_actions")
         n_draws = int(learner.draws_per_round)
         seq = self.next_event_seq  # a replica's own count of events
         self.next_event_seq += 1
@@ -489,25 +495,39 @@ class CatalogueEngine(Engine):
                                     "); a different reward is rejected.", "reward")
         return {"event_id": event_id, "status": res.status, "model_version": self.model_version}
 
-    @staticmethod
-    def _binary(value: float, field: str) -> int:
-        if value not in (0.0, 1.0):
-            raise ServiceError(422, "rewards must be 0 or 1 (clicks) for the catalogue learners.", field)
-        return int(value)
+    def _value(self, value: float, field: str) -> float:
+        """A reward the learner can take: any number in [-1, 1] (a graded reward, fitted as it is), but only
+        0 or 1 where the service corrects flipped clicks (``rho0``/``rho1``: the correction holds for clicks)."""
+        if not -1.0 <= value <= 1.0:
+            raise ServiceError(422, f"a reward must be in [-1, 1]; got {value!r}.", field)
+        if value not in (0.0, 1.0) and (self.conf.get("rho0") or self.conf.get("rho1")):
+            raise ServiceError(422, f"this service corrects flipped clicks (rho0={self.conf.get('rho0')}, "
+                                    f"rho1={self.conf.get('rho1')}), which holds for 0/1 rewards only; got {value!r}. "
+                                    "Graded rewards need a service without flip rates.", field)
+        return float(value)
 
     async def reward(self, event_id: str, reward: float, timestamp: float | None = None,
                      ignore_inactive: bool = False, field: str = "reward") -> dict:
-        """The reward of a one-slot event; ``ignore_inactive``: a reward of a deferred event not activated
-        is acknowledged and dropped (Personalizer's rule) instead of refused."""
-        if self.n_slots > 1:
-            raise ServiceError(422, f"this service fills {self.n_slots} slots: send the rewards per slot "
-                                    "(POST /reward/multislot).", field)
-        return await self._reward(event_id, self._binary(reward, field), None, timestamp, ignore_inactive)
+        """The reward of a one-slot event (ranked by ``/rank``, or by a multi-slot rank on a one-slot
+        service); ``ignore_inactive``: a reward of a deferred event not activated is acknowledged and dropped
+        (Personalizer's rule) instead of refused."""
+        value = self._value(reward, field)
+        if self.n_slots > 1:  # an event ranked for slots takes its rewards per slot
+            logged = self.storage.event_context(event_id)
+            if logged is not None and decode_round(logged[0])["slots"] is not None:
+                raise ServiceError(422, f"event {event_id!r} was ranked for slots: send its rewards per slot "
+                                        "(POST /reward/multislot).", field)
+        return await self._reward(event_id, value, None, timestamp, ignore_inactive)
+
+    @staticmethod
+    def _text(v: float) -> str:
+        """A slot's reward in the log's ``slots`` column: 0/1 as digits, a graded one as its repr."""
+        return str(int(v)) if v in (0.0, 1.0) else repr(v)
 
     async def reward_slots(self, event_id: str, rewards: list[tuple[str, float]], timestamp: float | None = None,
                            field: str = "rewards", ignore_inactive: bool = False) -> dict:
         """The rewards of a multi-slot event, per slot id (slots without one: 0)."""
-        values = [(sid, self._binary(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
+        values = [(sid, self._value(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
         logged = self.storage.event_context(event_id)
         if logged is None:
             raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
@@ -516,7 +536,7 @@ class CatalogueEngine(Engine):
         if slot_ids is None:
             raise ServiceError(422, f"event {event_id!r} has one action, not slots: send its reward to /reward.",
                                field)
-        per = [0] * len(slot_ids)
+        per = [0.0] * len(slot_ids)
         seen = set()
         for j, (sid, v) in enumerate(values):
             if sid not in slot_ids:
@@ -528,7 +548,10 @@ class CatalogueEngine(Engine):
                 raise ServiceError(422, f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.",
                                    f"{field}.{j}")
             per[slot_ids.index(sid)] = v
-        return await self._reward(event_id, float(np.mean(per)), ",".join(map(str, per)), timestamp, ignore_inactive)
+        # the logged slots are the learner's k (those past the request's: 0, never learned)
+        per += [0.0] * (len(placed) - len(per))
+        return await self._reward(event_id, float(np.mean(per[:len(slot_ids)])), ",".join(map(self._text, per)),
+                                  timestamp, ignore_inactive)
 
     async def activate(self, event_id: str) -> dict:
         if not self.healthy:

@@ -40,12 +40,18 @@ class RankResponse(BaseModel):
     mode: str
 
 
+#: a reward: a click (0 or 1) or a graded reward in [-1, 1] (Personalizer's range); what a service takes
+#: depends on its learner (the engine refuses the rest, naming the field)
+Reward = Annotated[float, Field(ge=-1.0, le=1.0)]
+
+
 class RewardRequest(BaseModel):
-    """The reward of a ranked event: 0/1 (or in [0, 1] for learners of graded rewards)."""
+    """The reward of a ranked event: 0/1, or in [-1, 1] for an action-feature service without flip rates
+    (graded rewards); the numeric API's learners take [0, 1] (0/1 for the bandit learners)."""
 
     model_config = _STRICT
     event_id: Annotated[str, Field(min_length=1, max_length=128)]
-    reward: Annotated[float, Field(ge=0.0, le=1.0)]
+    reward: Reward
     timestamp: float | None = None
 
 
@@ -123,6 +129,7 @@ class Slot(BaseModel):
     model_config = _STRICT
     id: ItemId
     features: FeatureList = []
+    excluded_actions: Annotated[list[ItemId], Field(max_length=10_000)] | None = None
     baseline_action: ItemId | None = None
 
 
@@ -138,7 +145,8 @@ class FeatureRankRequest(BaseModel):
 
 
 class MultislotRankRequest(FeatureRankRequest):
-    """One action per slot (drawn without replacement, the first slot first)."""
+    """One action per slot (drawn without replacement, the first slot first), 1 to the service's n_slots
+    slots; a slot's ``excluded_actions`` may not fill it (the request's are excluded from every slot)."""
 
     slots: Annotated[list[Slot], Field(min_length=1, max_length=50)]
 
@@ -146,7 +154,7 @@ class MultislotRankRequest(FeatureRankRequest):
 class SlotReward(BaseModel):
     model_config = _STRICT
     slot_id: ItemId
-    reward: Annotated[float, Field(ge=0.0, le=1.0)]
+    reward: Reward
 
 
 class SlotRewardRequest(BaseModel):
@@ -191,16 +199,16 @@ class PzMultiSlotRankRequest(PzRankRequest):
 
 
 class PzRewardRequest(BaseModel):
-    """Personalizer's RewardRequest."""
+    """Personalizer's RewardRequest: a value in [-1, 1]."""
 
     model_config = _STRICT
-    value: Annotated[float, Field(ge=0.0, le=1.0)]
+    value: Reward
 
 
 class PzSlotReward(BaseModel):
     model_config = _STRICT
     slotId: ItemId  # noqa: N815
-    value: Annotated[float, Field(ge=0.0, le=1.0)]
+    value: Reward
 
 
 class PzMultiSlotRewardRequest(BaseModel):

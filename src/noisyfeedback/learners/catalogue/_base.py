@@ -349,6 +349,43 @@ class CatalogueOracle(Learner):
             return chosen[:, 0].copy(), probs[:, 0].copy()
         return chosen, probs
 
+    def act_excluding(self, rounds, excluded) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`act` with per-slot exclusions: ``excluded`` (total candidates, n_slots) booleans, True where a
+        candidate may not fill that slot. Slot by slot, the policy over the candidates neither placed nor
+        excluded for the slot (the same formula as :meth:`act`'s over the free ones), one uniform a slot (k a
+        round, as :meth:`act`); a slot with no such candidate stays empty (−1, probability 1.0)."""
+        from ...kernels.catalogue import draw, explore_at, policy
+
+        rounds = self._check_rounds(rounds, fitting=True)
+        n, k = rounds.n_rounds, int(self.n_slots)
+        ex = np.asarray(excluded, dtype=bool)
+        if ex.shape != (rounds.n_candidates, k):
+            raise ValueError(f"excluded must have shape ({rounds.n_candidates}, {k}) (candidates × n_slots); got "
+                             f"{ex.shape}.")
+        u = self.rng_.random(n * k)
+        scores = np.asarray(self.decision_function(rounds), dtype=np.float64)
+        explore, expo = self._explore()
+        x = float(explore_at(self._policy, explore, expo, int(self.n_updates_[0])))
+        chosen = np.full((n, k), -1, np.int64)
+        probs = np.ones((n, k))
+        for i in range(n):
+            lo, hi = int(rounds.offsets[i]), int(rounds.offsets[i + 1])
+            m = hi - lo
+            v = np.ascontiguousarray(scores[lo:hi])
+            placed = np.zeros(m, np.int8)
+            pi = np.empty(m)
+            for s in range(k):
+                busy = (placed | ex[lo:hi, s]).astype(np.int8)
+                if busy.all():
+                    continue
+                policy(v, m, self._policy, x, busy, pi)
+                r = int(draw(pi, m, busy, u[i * k + s]))
+                chosen[i, s], probs[i, s] = r, pi[r]
+                placed[r] = 1
+        if k == 1:
+            return chosen[:, 0].copy(), probs[:, 0].copy()
+        return chosen, probs
+
     def _check_logged(self, rounds: CandidateRounds, actions, feedback, propensities) -> tuple:
         n, k = rounds.n_rounds, int(self.n_slots)
         a = np.asarray(actions)
@@ -358,7 +395,8 @@ class CatalogueOracle(Learner):
         if a.shape != (n, k):
             raise ValueError(f"actions must have shape ({n},) or ({n}, {k}) (n_slots={k}); got {np.shape(actions)}.")
         sizes = rounds.sizes
-        bad = (a >= sizes[:, None]) | (a < -1) | ((a == -1) & (np.arange(k)[None, :] < sizes[:, None]))
+        bad = (a >= sizes[:, None]) | (a < -1)  # -1: the slot was not shown (a page of fewer slots, or
+        # past the round's candidates), never learned
         if bad.any():
             row = int(np.flatnonzero(bad.any(axis=1))[0])
             raise ValueError(f"actions: row {row} has {a[row].tolist()}, outside its {int(sizes[row])} candidates.")
