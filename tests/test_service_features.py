@@ -199,8 +199,14 @@ def test_multislot_refusals_and_rewards_per_slot(tmp_path):
     h = {"Authorization": f"Bearer {key}"}
     actions = [{"id": a["id"], "features": a["features"]} for a in NEWS["actions"]]
     with TestClient(app) as c:
-        one = c.post("/rank", json={"actions": actions}, headers=h)
-        assert one.status_code == 422 and "multislot" in one.text
+        # one service, single- and multi-slot: /rank fills the first slot (its reward learned as slot 1's)
+        one = c.post("/rank", json={"actions": actions, "event_id": "s1"}, headers=h)
+        assert one.status_code == 200 and "slots" not in one.json(), one.text
+        assert c.post("/reward", json={"event_id": "s1", "reward": 0.5}, headers=h).json()["status"] == "accepted"
+        assert app.state.engine.model_version == 1
+        few = c.post("/rank/multislot", json={"actions": actions, "slots": [{"id": "a"}], "event_id": "s2"},
+                     headers=h).json()
+        assert [s["id"] for s in few["slots"]] == ["a"]
         three = c.post("/rank/multislot", json={"actions": actions, "slots": [{"id": "a"}, {"id": "b"}, {"id": "c"}]},
                        headers=h)
         assert three.status_code == 422 and three.json()["detail"][0]["loc"][1] == "slots"
@@ -242,7 +248,8 @@ def test_multislot_refusals_and_rewards_per_slot(tmp_path):
         assert c.post("/reward/multislot", json={"event_id": own["event_id"], "rewards": [
             {"slot_id": "top", "reward": 1}]}, headers=h).json()["status"] == "accepted"
         con = sqlite3.connect(cfg.db)
-        assert con.execute("SELECT slots FROM rewards").fetchall() == [("0,1",), ("1,0",), ("1,0",)]
+        assert con.execute("SELECT slots FROM rewards ORDER BY seq").fetchall() == [(None,), ("0,1",), ("1,0",),
+                                                                                   ("1,0",)]
         con.close()
 
 

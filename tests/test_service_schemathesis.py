@@ -49,7 +49,10 @@ class Checker:
         self.status[(route, code)] += 1
         assert code < 500, (route, code, response.text, case.body, case.query)
         text = response.text
-        if code >= 400:
+        if code >= 400 and case.operation.path.startswith("/personalizer/"):  # Personalizer's error body
+            err = json.loads(text)["error"]
+            assert code != 422 and err["code"] and err["message"] and err["target"], (route, code, text)
+        elif code >= 400:
             body = json.loads(text)
             if code == 422:
                 locs = [e["loc"] for e in body["detail"]]
