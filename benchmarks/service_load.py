@@ -62,11 +62,15 @@ class Shape:
     serve_args: list[str]
     rank_path: str
     rank_bodies: Callable[[int], list[bytes]]  # n -> n distinct rank bodies (cycled)
-    reward_path: str
+    reward_path: str | Callable[[dict], str]  # or (the rank's JSON answer) -> the reward's path
     reward_body: Callable[[dict, int], bytes]  # (the rank's JSON answer, pair index) -> body
     describe: str
     #: send the client's own event id (the run's tag and the pair's index) with each rank
     client_ids: bool = False
+    #: the success statuses of rank and reward (Personalizer's routes: 201 and 204)
+    ok: tuple[int, int] = (200, 200)
+    #: the event id's key in a rank body (Personalizer's: eventId)
+    id_key: str = "event_id"
 
 
 def _digits() -> np.ndarray:
@@ -127,6 +131,25 @@ MULTISLOT = Shape(
     describe="multi-slot API (SquareCB, 10 actions with hashed features, 2 slots)", client_ids=True)
 
 
+PZ_QUERY = "?api-version=2022-09-01-preview"
+
+
+def _personalizer_body(i: int) -> bytes:
+    """The same page in Personalizer's shape (contextFeatures, actions), as the current SDK sends it."""
+    body = json.loads(_catalogue_body(i, False))
+    return json.dumps({"contextFeatures": body["context_features"], "actions": body["actions"]}).encode()
+
+
+PERSONALIZER = Shape(
+    name="personalizer",
+    serve_args=["--action-features", "--learner", "SquareCB", "--param", "seed=0"],
+    rank_path="/personalizer/rank" + PZ_QUERY, rank_bodies=lambda n: [_personalizer_body(i) for i in range(n)],
+    reward_path=lambda ans: f"/personalizer/events/{ans['eventId']}/reward{PZ_QUERY}",
+    reward_body=lambda ans, i: b'{"value":%d}' % _liked(i % 2048, ans["rewardActionId"]),
+    describe="action-feature API through Personalizer's current routes (/personalizer/rank?api-version=, "
+             "SquareCB, 10 actions with hashed features)", ok=(201, 204))
+
+
 def _has_action_features() -> bool:
     try:
         from noisyfeedback.service.engine import ServiceConfig
@@ -138,7 +161,7 @@ def _has_action_features() -> bool:
 #: the request shapes a load test can send, by name (the action-feature ones where the service has them)
 SHAPES: dict[str, Shape] = {"numeric": NUMERIC}
 if _has_action_features():
-    SHAPES.update(features=FEATURES, multislot=MULTISLOT)
+    SHAPES.update(features=FEATURES, multislot=MULTISLOT, personalizer=PERSONALIZER)
 
 
 # ---------------------------------------------------------------- the client
@@ -199,17 +222,19 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
             t0 = time.perf_counter()
             rank_body = bodies[i % len(bodies)]
             if shape.client_ids:
-                rank_body = rank_body[:-1] + b',"event_id":"%s%d"}' % (tag.encode(), i)
+                rank_body = rank_body[:-1] + b',"%s":"%s%d"}' % (shape.id_key.encode(), tag.encode(), i)
             st, body = await cs[i % R].post(shape.rank_path, rank_body)
             t1 = time.perf_counter()
             k += 1
-            if st != 200:
+            if st != shape.ok[0]:
                 acked["errors"] += 1
                 continue
             acked["rank"] += 1
-            st, _ = await cs[(i + 1) % R].post(shape.reward_path, shape.reward_body(json.loads(body), i))
+            ans = json.loads(body)
+            path = shape.reward_path if isinstance(shape.reward_path, str) else shape.reward_path(ans)
+            st, _ = await cs[(i + 1) % R].post(path, shape.reward_body(ans, i))
             t2 = time.perf_counter()
-            if st == 200:
+            if st == shape.ok[1]:
                 acked["reward"] += 1
             else:
                 acked["errors"] += 1
