@@ -9,7 +9,8 @@ import noisyfeedback as nf
 from noisyfeedback.catalogue import CandidateRounds, CandidateStream
 from noisyfeedback.datasets.ranking import multiclass_candidates, ranking_stream
 from noisyfeedback.hashing import FeatureHasher, HashedRows, feature_hash, namespace_hash, normalise_features
-from noisyfeedback.learners.catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB, simulate_catalogue
+from noisyfeedback.learners.catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB
+from noisyfeedback.simulate import simulate_catalogue
 
 import reference_catalogue as ref
 from tolerances import KERNEL_ATOL, KERNEL_RTOL

@@ -7,7 +7,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 import noisyfeedback as nf
-from noisyfeedback.learners.label_noise.corrected_logistic import corrected_loss_grad, estimate_confusion
+from noisyfeedback.learners.label_noise.corrected_logistic import corrected_loss_grad
+from noisyfeedback.noise.confusion import estimate_confusion
 
 
 def _sym(K, rho):

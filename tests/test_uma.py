@@ -22,12 +22,11 @@ from noisyfeedback.learners.label_noise.uma import (
     update_vectors,
 )
 from noisyfeedback.metrics import confusion_rate, error_rate
+from noisyfeedback.learners.label_noise.rough import estimate_confusion_from_clean, pseudo_label
 from noisyfeedback.noise.confusion import (
     confident_joint_noise_matrix,
     confusion_counts,
-    estimate_confusion_from_clean,
     estimate_confusion_from_noisy,
-    pseudo_label,
     random_confusion,
 )
 

@@ -1,7 +1,7 @@
 """Names and the errors of building from names: the one lookup key, and typed errors that each front door
 renders in its own words (flags on the command line, fields in HTTP, keys in a TOML config).
 
-At the bottom of the package (it imports nothing of it), so the catalogue (:mod:`noisyfeedback.registry`),
+At the bottom of the package (it imports nothing of it), so the registry (:mod:`noisyfeedback.registry`),
 the datasets and the build layer (:mod:`noisyfeedback.build`) share one normalisation of names. The
 public home of these names is :mod:`noisyfeedback.build`.
 """
@@ -61,7 +61,7 @@ class BuildError(ValueError):
 
 
 class UnknownName(BuildError):
-    """A name that is not in the catalogue.
+    """A name that is not registered.
 
     ``kind`` ("learner", "feedback channel", "dataset", "candidate stream", ...), ``name`` as given,
     ``suggestions`` (the closest known names, best first) and ``allowed`` (every known name)."""

@@ -30,6 +30,7 @@ __all__ = [
     "check_sparse_structure",
     "check_labels",
     "check_memory",
+    "check_targets",
 ]
 
 
@@ -332,3 +333,30 @@ def check_labels(y: Any, n_classes: int, n_samples: int | None = None, name: str
                 f"{name} must hold labels in 0..{n_classes - 1}; row {row} has label {int(arr[row])}."
             )
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2d: bool = False) -> np.ndarray:
+    """Validate real-valued targets: 1-D (or 2-D, several labels a row, if ``allow_2d``), finite.
+
+    Returns a C-contiguous float64 array; NaN/inf raise ``ValueError`` naming the row.
+    """
+    arr = np.asarray(y)
+    if arr.dtype == object:  # numbers in an object array (scikit-learn's convention) are read as such
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"Unknown label type: {name} must hold real-valued targets; got objects that are "
+                            "not numbers.") from None
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) or arr.dtype == bool:
+        raise TypeError(f"{name} must hold real-valued targets; got dtype {arr.dtype}.")
+    if arr.ndim != 1 and not (allow_2d and arr.ndim == 2):
+        shape = "1-D (one target a row) or 2-D (rows, labels a row)" if allow_2d else "1-D"
+        raise ValueError(f"{name} must be {shape}; got shape {arr.shape}.")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_samples} rows.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite.reshape(arr.shape[0], -1).all(axis=1))[0])
+        raise ValueError(f"{name} contains NaN or infinity (first in row {row}).")
+    return arr

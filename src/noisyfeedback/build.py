@@ -2,7 +2,7 @@
 datasets and candidate streams.
 
 The command line (``simulate``), the VW commands (``train``), the TOML experiment configs
-(:mod:`noisyfeedback.lab`) and the decision service build here and nowhere else, over the catalogue of
+(:mod:`noisyfeedback.lab`) and the decision service build here and nowhere else, over the registry of
 names (:mod:`noisyfeedback.registry`). This module is the one place for
 
 - **names**: :func:`key` (case, spaces, ``-`` and ``_`` ignored: ``"Breast Cancer"`` is ``breast_cancer``
@@ -223,7 +223,7 @@ def build_channel(name: str | type, n_classes: int | None = None, **params: Any)
 
 # ---------------------------------------------------------------- data
 def load_dataset(name: Any, **kwargs: Any):
-    """``(X, y)`` of a catalogue dataset (or a data file): :func:`noisyfeedback.datasets.load`."""
+    """``(X, y)`` of a named dataset (or a data file): :func:`noisyfeedback.datasets.load`."""
     from . import datasets
 
     return datasets.load(name, **kwargs)

@@ -6,7 +6,7 @@
 >>> checks.check_learner(checks.registered_learners()["Perceptron"])  # doctest: +ELLIPSIS
 ['check_init', 'check_clone', 'check_params', ...]
 
-:func:`registered_learners` lists the catalogue's learners (:mod:`noisyfeedback.registry`, not the
+:func:`registered_learners` lists the registered learners (:mod:`noisyfeedback.registry`, not the
 package's exports); :func:`check_learner` runs the checks that apply to a learner class or instance on a
 small problem matched to its family (tags) and feedback kind, and raises ``AssertionError`` naming the
 check that failed:
@@ -46,7 +46,7 @@ __all__ = ["registered_learners", "check_learner", "learner_checks", "test_param
 
 
 def registered_learners() -> dict[str, type]:
-    """Every learner of the catalogue (:data:`noisyfeedback.registry.LEARNERS`), by name -> class."""
+    """Every registered learner (:data:`noisyfeedback.registry.LEARNERS`), by name -> class."""
     return registry.learner_classes()
 
 

@@ -1,18 +1,19 @@
-"""The one catalogue: names -> learner classes, feedback channels, candidate streams and datasets.
+"""The registry of names: names -> learner classes, feedback channels, candidate streams and datasets.
 
 The command line, the VW commands, the TOML experiment configs (:mod:`noisyfeedback.lab`), the decision
 service and :func:`noisyfeedback.load` all resolve names here, and build through the layer above it,
 :mod:`noisyfeedback.build` (specs -> learners, channels, datasets, streams), so a name means the same
-thing everywhere (the datasets' own catalogue is :mod:`noisyfeedback.datasets`, with
-:func:`dataset_info` saying whether a name needs files from a data directory). The catalogue owns the aliases (``bandit`` is ``NoisyBandit``
-for every front door; names are looked up case-insensitively, ignoring ``-``, ``_`` and spaces).
+thing everywhere (the datasets' own table is :mod:`noisyfeedback.datasets`, with :func:`dataset_info`
+saying whether a name needs files from a data directory). The registry owns the aliases (``bandit`` is
+``NoisyBandit`` for every front door; names are looked up by :func:`key`: case, ``-``, ``_`` and spaces
+ignored). ("Catalogue" elsewhere means the action-feature learners and their candidate rounds.)
 
 What a learner *is* — its family (bandit, diluted, label_noise, regression, teachers), whether it
 runs online, is fitted in batch, can be served — it declares itself, on its class
 (:class:`noisyfeedback.base.Tags`); :func:`learner_tags` reads it. A new learner is one file plus
 one line in :data:`LEARNERS`.
 
-Everything is named by import path and imported on first use, so importing the catalogue imports
+Everything is named by import path and imported on first use, so importing the registry imports
 nothing else and any part of the package may use it.
 """
 
@@ -191,12 +192,12 @@ def channel_params(cls: type) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- datasets
 def dataset_names() -> list[str]:
-    """Every dataset name of the catalogue (generated, bundled and file-based), in catalogue order."""
+    """Every dataset name (generated, bundled and file-based), in the datasets' order."""
     return _import(_DATASETS).known_names()
 
 
 def dataset_info(name: str, data_dir: Any = None) -> dict[str, Any]:
-    """The catalogue's row of a dataset: ``kind``, ``target`` ("classification" | "regression"),
+    """The datasets' row of a dataset: ``kind``, ``target`` ("classification" | "regression"),
     ``needs_data_dir`` (its files come from a data directory), sizes, ``available``, ...
 
     >>> info = dataset_info("ors-synthetic")

@@ -18,10 +18,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ._rows import simulation_rows
-from ._validation import AnySeed, Integer, Options, check_labels, check_memory, check_param, check_X
+from ._validation import AnySeed, Integer, Options, check_labels, check_memory, check_param, check_targets, check_X
 from .feedback import FeedbackChannel
 
-__all__ = ["simulate", "fit_batch", "Trace", "log_checkpoints", "round_order", "RoundOrder"]
+__all__ = ["simulate", "fit_batch", "Trace", "log_checkpoints", "round_order", "RoundOrder", "simulate_catalogue"]
 
 CHUNK_ROUNDS = 1 << 16
 
@@ -203,7 +203,7 @@ def simulate(
             raise TypeError(f"{type(learner).__name__} simulates on a CandidateStream (rounds of candidates with "
                             "their ground truth, e.g. nf.datasets.ranking_stream or multiclass_candidates), with "
                             "y=None.")
-        return learner._simulate_stream(X, feedback, n_rounds, seed, checkpoints, progress)
+        return simulate_catalogue(learner, X, feedback, n_rounds, seed, checkpoints, progress)
     regression = isinstance(learner, Learner) and learner.feedback_kind == "target"
     if not isinstance(learner, Learner) or not hasattr(
             learner, "_simulate_targets" if regression else "_simulate_chunk"):
@@ -365,8 +365,6 @@ class _TargetRounds:
         self.n_labels = np.empty(n_rounds, dtype=np.int64)
 
     def check_y(self, y, n_samples):
-        from .learners.regression._base import check_targets
-
         return check_targets(y, n_samples=n_samples)
 
     def check_schedule(self) -> None:
@@ -459,3 +457,73 @@ def fit_batch(model, X, y, feedback: FeedbackChannel | None = None, *, seed: int
     record["label_noise"] = float(np.mean(noisy != clean[train]))
     record["error_rate"] = float(np.mean(model.predict(X[test]) != clean[test]))
     return record
+
+
+# ------------------------------------------------------------ candidate streams
+def simulate_catalogue(learner: Any, stream: Any, feedback=None, n_rounds: int | None = None,
+                       seed=None, checkpoints=100, progress=None) -> "Trace":
+    """Run ``n_rounds`` rounds of act → clicks → learn on a :class:`CandidateStream` (rounds in order, again
+    from the first after the last) and return a :class:`~noisyfeedback.simulate.Trace`.
+
+    Randomness (``SeedSequence(seed).spawn(4)``, the first three as :func:`nf.simulate`): [1] the flips
+    (one uniform a slot), [2] the learner's stream when its seed is None (one uniform a slot), [3] the
+    clean clicks (one uniform a slot: click = 1[u < examination[slot]·rewards[item]]); [0] is unused
+    (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` (None:
+    clean). The compiled loop equals the plain-Python loop act → clicks → learn bit for bit (tested).
+
+    Trace: ``mistakes``/``error_rate`` count rounds whose greedy page is worth less than the best page
+    (clean); ``metrics``: ``regret_rate`` (mean clean regret of the played page: the best page's expected
+    clicks − the played page's), ``regret_curve``, ``clicks_rate`` (mean clean expected clicks per page).
+    """
+    from .catalogue import CandidateStream
+    from .feedback import NoisyBandit
+
+    if getattr(learner, "feedback_kind", None) != "catalogue":
+        raise TypeError(f"learner must be a catalogue learner; got {type(learner).__name__}.")
+    if not isinstance(stream, CandidateStream):
+        raise TypeError(f"a catalogue simulation takes a CandidateStream; got {type(stream).__name__}.")
+    feedback = NoisyBandit(0.0, 0.0) if feedback is None else feedback
+    if type(feedback) is not NoisyBandit:
+        raise TypeError(f"{type(learner).__name__} learns from clicks: NoisyBandit(rho0, rho1) feedback; got "
+                        f"{feedback!r}.")
+    rho0, rho1 = float(np.asarray(feedback.rho0).ravel()[0]), float(np.asarray(feedback.rho1).ravel()[0])
+    check_param("n_rounds", n_rounds, Integer(1), "simulate")
+    check_param("seed", seed, AnySeed(), "simulate")
+    rounds = learner._check_rounds(stream.rounds, fitting=False)
+    k = int(learner.n_slots)
+    stream.examination_for(k)
+    cps = _checkpoint_array(checkpoints, n_rounds)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    _, s_flip, s_learner, s_click = ss.spawn(4)
+    rng_flip = np.random.Generator(np.random.PCG64(s_flip))
+    rng_click = np.random.Generator(np.random.PCG64(s_click))
+    learner._init_state(rounds, s_learner)
+    mistakes = np.empty(n_rounds, np.int8)
+    regret = np.empty(n_rounds)
+    clicks = np.empty(n_rounds)
+    z = np.zeros(0)
+    learner._simulate_chunk(rounds, stream, np.zeros(0, np.int64), z, rho0, rho1, z, z, mistakes[:0], regret[:0],
+                            clicks[:0])  # compile on zero rounds
+    start = time.perf_counter()
+    done = 0
+    n = rounds.n_rounds
+    while done < n_rounds:
+        m = min(CHUNK_ROUNDS, n_rounds - done)
+        rows = np.arange(done, done + m, dtype=np.int64) % n
+        u_learner = learner.rng_.random(m * k)
+        u_flip = rng_flip.random(m * k)
+        u_click = rng_click.random(m * k)
+        learner._simulate_chunk(rounds, stream, rows, u_learner, rho0, rho1, u_flip, u_click,
+                                mistakes[done:done + m], regret[done:done + m], clicks[done:done + m])
+        done += m
+        if progress is not None:
+            progress(done)
+    wall = time.perf_counter() - start
+    cum = np.cumsum(mistakes, dtype=np.int64)
+    creg = np.cumsum(regret)
+    return Trace(learner=repr(learner), feedback=repr(feedback), n_rounds=int(n_rounds),
+                 seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
+                 mistakes=int(cum[-1]), error_rate=float(cum[-1] / n_rounds), checkpoints=cps,
+                 curve=cum[cps - 1] / cps, wall_time=wall,
+                 metrics={"regret_rate": float(creg[-1] / n_rounds), "regret_curve": creg[cps - 1] / cps,
+                          "clicks_rate": float(clicks.mean())})

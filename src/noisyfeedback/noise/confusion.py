@@ -1,9 +1,12 @@
-"""Confusion-matrix estimation for UMA (Louche & Ralaivola 2015), orientation C[r, q] = P(noisy = r | true = q).
+"""Confusion-matrix estimation, orientation C[r, q] = P(noisy = r | true = q).
 
-- :func:`estimate_confusion_from_clean` — the paper's Example 1: the confusion of a
-  first ("rough") classifier, estimated by cross-validation on a small clean set.
-- :func:`pseudo_label` — the whole Example 1 protocol: that C plus the rough
-  classifier's labels for the unlabelled rest (the noisy labels UMA learns from).
+The paper's Example 1 (Louche & Ralaivola 2015: the confusion of a rough classifier on a clean set, and
+its labels for the rest) uses a learner, UMA, as its rough classifier, so it lives with the learners:
+:mod:`noisyfeedback.learners.label_noise.rough` (``estimate_confusion_from_clean``, ``pseudo_label``).
+
+- :func:`estimate_confusion` — the confident joint (or anchor points) from out-of-sample probabilities
+  of the noisy classes (the estimator of :class:`~noisyfeedback.CorrectedLogisticRegression` and
+  :func:`~noisyfeedback.find_label_issues`).
 - :func:`estimate_confusion_from_noisy` — from out-of-sample predicted
   probabilities on the noisy labels alone: the confident joint of Northcutt,
   Jiang & Chuang (2021, "Confident learning"), calibrated, column-normalised
@@ -24,15 +27,18 @@ from .._validation import AnySeed, Integer, Interval, check_labels, check_param
 from ..base import make_rng
 
 __all__ = [
-    "estimate_confusion_from_clean",
+    "estimate_confusion",
     "estimate_confusion_from_noisy",
-    "pseudo_label",
     "confusion_counts",
+    "columns_to_stochastic",
+    "label_classes",
+    "stratified_folds",
     "random_confusion",
 ]
 
 
-def _n_classes(y: Any, n_classes: int | None, owner: str) -> int:
+def label_classes(y: Any, n_classes: int | None, owner: str) -> int:
+    """K of integer labels 0..K-1: ``n_classes``, or the largest label + 1 (checked)."""
     arr = np.asarray(y)
     if n_classes is None:
         if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.size == 0:
@@ -42,17 +48,12 @@ def _n_classes(y: Any, n_classes: int | None, owner: str) -> int:
     return int(n_classes)
 
 
-def _cv(cv: int, seed: int, owner: str) -> StratifiedKFold:
+def stratified_folds(cv: int, seed: int, owner: str) -> StratifiedKFold:
+    """Stratified, shuffled folds for cross-validation (``cv`` and ``seed`` checked)."""
     check_param("cv", cv, Integer(2), owner)
     check_param("seed", seed, AnySeed(), owner)
     rs = seed if not isinstance(seed, np.random.SeedSequence) else int(seed.generate_state(1)[0])
     return StratifiedKFold(n_splits=cv, shuffle=True, random_state=rs)
-
-
-def _default_rough_classifier():
-    from ..learners.label_noise.uma import UMA
-
-    return UMA(max_iter=500)  # the paper's rough classifier: UMA with C = I (a batch Perceptron)
 
 
 def confusion_counts(y_true, y_pred, n_classes: int) -> np.ndarray:
@@ -69,7 +70,8 @@ def confusion_counts(y_true, y_pred, n_classes: int) -> np.ndarray:
     return M
 
 
-def _columns_to_stochastic(M: np.ndarray, owner: str) -> np.ndarray:
+def columns_to_stochastic(M: np.ndarray, owner: str) -> np.ndarray:
+    """Counts with columns normalised to sum to 1 (a class with no example refused by name)."""
     sums = M.sum(axis=0)
     empty = np.flatnonzero(sums <= 0)
     if empty.size:
@@ -80,53 +82,43 @@ def _columns_to_stochastic(M: np.ndarray, owner: str) -> np.ndarray:
     return M / sums[None, :]
 
 
-def estimate_confusion_from_clean(
-    X_clean, y_clean, classifier=None, cv: int = 5, seed=0, n_classes: int | None = None
-) -> np.ndarray:
-    """C[r, q] = P(h(x) = r | y = q) of a rough classifier h, by cross-validation on a clean set.
+def estimate_confusion(proba: np.ndarray, yi: np.ndarray, method: str = "confident_joint",
+                       quantile: float = 0.97) -> np.ndarray:
+    """Estimate C[r, q] = P(ỹ = r | y = q) from out-of-sample noisy-class probabilities.
 
-    The paper's Example 1 / Section 4.2.1 step 3: ``classifier`` (default: UMA with
-    C = I, i.e. the batch Perceptron, the paper's choice; any scikit-learn
-    classifier or pipeline works) is fitted on ``cv`` − 1 folds of the clean
-    set and predicts the held-out fold (stratified, shuffled with ``seed``);
-    the out-of-fold predictions against the true labels give C, columns summing to 1.
-    Labels are integers 0..K−1 (K = ``n_classes`` or max label + 1); every class
-    needs at least ``cv`` clean examples for the stratified split.
-
-    >>> import numpy as np
-    >>> from noisyfeedback.datasets.uma_toy import uma_toy
-    >>> X, y = uma_toy(300, n_classes=3, n_features=4, margin=0.1, seed=0)
-    >>> C = estimate_confusion_from_clean(X, y, seed=0)
-    >>> C.shape, bool(np.allclose(C.sum(axis=0), 1)), bool(np.all(np.diag(C) > 0.8))
-    ((3, 3), True, True)
-    """
-    owner = "estimate_confusion_from_clean"
-    K = _n_classes(y_clean, n_classes, owner)
-    y = check_labels(y_clean, K, name="y_clean")
-    clf = _default_rough_classifier() if classifier is None else clone(classifier)
-    pred = cross_val_predict(clf, X_clean, y, cv=_cv(cv, seed, owner))
-    return _columns_to_stochastic(confusion_counts(y, np.asarray(pred, dtype=np.int64), K), owner)
-
-
-def pseudo_label(
-    X_clean, y_clean, X_unlabelled, classifier=None, cv: int = 5, seed=0, n_classes: int | None = None
-):
-    """The paper's Example 1: (noisy labels of X_unlabelled, their confusion C, the rough classifier).
-
-    The rough classifier (default: UMA with C = I) is fitted on the whole clean
-    set and labels ``X_unlabelled``; C is its confusion estimated by
-    :func:`estimate_confusion_from_clean` (cross-validation on the clean set).
-
-    Returns ``(y_noisy, C, classifier)``.
-    """
-    owner = "pseudo_label"
-    K = _n_classes(y_clean, n_classes, owner)
-    y = check_labels(y_clean, K, name="y_clean")
-    C = estimate_confusion_from_clean(X_clean, y, classifier=classifier, cv=cv, seed=seed, n_classes=K)
-    clf = _default_rough_classifier() if classifier is None else clone(classifier)
-    clf.fit(X_clean, y)
-    y_noisy = np.asarray(clf.predict(X_unlabelled), dtype=np.int64)
-    return y_noisy, C, clf
+    ``"confident_joint"`` (Northcutt et al. 2021, cleanlab): thresholds t_q = mean of
+    p̂_q over the rows labelled q; a row counts for (ỹ, q*) with q* the likeliest class
+    among those whose p̂ reaches its threshold; rows calibrated to the noisy class counts,
+    columns normalised. ``"anchor"`` (Patrini et al. 2017): for each q the row at the
+    ``quantile`` of p̂_q (an "anchor point" of class q) gives column C[:, q] = p̂(x_q)
+    (the noisy posterior at a point of true class q). Columns sum to 1."""
+    n, K = proba.shape
+    if method == "anchor":
+        C = np.empty((K, K))
+        for q in range(K):
+            col = proba[:, q]
+            thr = np.quantile(col, quantile, method="higher")
+            i = int(np.flatnonzero(col >= thr)[np.argmin(col[col >= thr])])
+            C[:, q] = proba[i]
+        C = np.clip(C, 0, None)
+        return C / C.sum(axis=0, keepdims=True)
+    counts = np.bincount(yi, minlength=K).astype(float)
+    thr = np.array([proba[yi == k, k].mean() if counts[k] else 1.0 for k in range(K)])
+    above = proba >= thr[None, :] - 1e-12
+    masked = np.where(above, proba, -np.inf)
+    star = np.argmax(masked, axis=1)
+    ok = above.any(axis=1)
+    J = np.zeros((K, K))
+    np.add.at(J, (yi[ok], star[ok]), 1.0)
+    # calibrate: each noisy row r sums to the count of label r
+    rs = J.sum(axis=1, keepdims=True)
+    J = np.where(rs > 0, J / np.where(rs > 0, rs, 1.0) * counts[:, None], 0.0)
+    for r in range(K):  # a noisy class never confidently counted: assume it is clean
+        if rs[r, 0] == 0:
+            J[r, r] = counts[r]
+    cs = J.sum(axis=0, keepdims=True)
+    C = np.where(cs > 0, J / np.where(cs > 0, cs, 1.0), np.eye(K))
+    return C
 
 
 def estimate_confusion_from_noisy(
@@ -160,14 +152,14 @@ def estimate_confusion_from_noisy(
     True
     """
     owner = "estimate_confusion_from_noisy"
-    K = _n_classes(y_noisy, n_classes, owner)
+    K = label_classes(y_noisy, n_classes, owner)
     y = check_labels(y_noisy, K, name="y_noisy")
     if classifier is None:
         from sklearn.linear_model import LogisticRegression
 
         classifier = LogisticRegression(max_iter=2000)
     clf = clone(classifier)
-    probs = cross_val_predict(clf, X, y, cv=_cv(cv, seed, owner), method="predict_proba")
+    probs = cross_val_predict(clf, X, y, cv=stratified_folds(cv, seed, owner), method="predict_proba")
     probs = np.asarray(probs, dtype=np.float64)
     if probs.shape != (y.shape[0], K):
         raise ValueError(
@@ -194,7 +186,7 @@ def confident_joint_noise_matrix(labels: np.ndarray, probs: np.ndarray) -> np.nd
     row = joint.sum(axis=1)
     cal = joint * (counts / np.where(row > 0, row, 1.0))[:, None]
     Q = cal / cal.sum()
-    return _columns_to_stochastic(Q, "estimate_confusion_from_noisy")
+    return columns_to_stochastic(Q, "estimate_confusion_from_noisy")
 
 
 def random_confusion(n_classes: int, lam: float, seed=0, return_reference: bool = False):
@@ -225,7 +217,7 @@ def random_confusion(n_classes: int, lam: float, seed=0, return_reference: bool 
             break
     M = R - np.eye(n_classes)
     A = np.clip(np.eye(n_classes) + lam * M, 0.0, None)
-    C = _columns_to_stochastic(A, owner)
+    C = columns_to_stochastic(A, owner)
     if return_reference:
         return C, R
     return C

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["em_step", "flip_posterior", "expected_flips", "FILTERS", "clean_prior", "simplex_projection"]
+__all__ = ["em_step", "flip_posterior", "expected_flips", "FILTERS", "clean_prior", "simplex_projection",
+           "flag_issues"]
 
 #: how many rows are flagged (see find_label_issues)
 FILTERS = ("expected_flips", "per_label", "posterior", "f1")
@@ -120,3 +121,4 @@ def em_step(C: np.ndarray, proba: np.ndarray, yi: np.ndarray, weights: np.ndarra
 
 
 simplex_projection = _simplex
+flag_issues = _flag  # the rows flagged by a filter (find_label_issues)

@@ -42,14 +42,13 @@ rewards >= 0 (give ``examination`` for rewards that can be negative).
 
 from __future__ import annotations
 
-import time
 from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..._state import Array
-from ..._validation import AnySeed, Integer, Interval, Options, check_memory, check_param
+from ..._validation import AnySeed, Integer, Interval, Options, check_memory
 from ...base import Learner, Tags, make_rng
 from ...catalogue import CandidateRounds, CandidateStream
 from ...hashing import HashedRows
@@ -445,10 +444,7 @@ class CatalogueOracle(Learner):
                          for s in range(int(self.n_slots))])
 
     # ----------------------------------------------------------- simulate
-    def _simulate_stream(self, stream, feedback, n_rounds, seed, checkpoints, progress):
-        """``nf.simulate`` on a candidate stream: :func:`simulate_catalogue`."""
-        return simulate_catalogue(self, stream, feedback, n_rounds, seed, checkpoints, progress)
-
+    # nf.simulate on a candidate stream (noisyfeedback.simulate.simulate_catalogue) runs this compiled chunk
     def _simulate_chunk(self, rounds: CandidateRounds, stream: CandidateStream, rows, u_learner, rho0, rho1,
                         u_flip, u_click, mistakes, regret, clicks) -> None:
         mode, lin, d_c, d_a, mask = self._state()
@@ -460,74 +456,3 @@ class CatalogueOracle(Learner):
                      d_c, d_a, mask, Q, *c, *a, rounds.offsets, rows, stream.rewards, stream.examination_for(k), k,
                      explore, expo, float(self.learning_rate), rho0, rho1, u_learner, u_flip, u_click, mistakes,
                      regret, clicks)
-
-
-def simulate_catalogue(learner: CatalogueOracle, stream: CandidateStream, feedback=None, n_rounds: int | None = None,
-                       seed=None, checkpoints=100, progress=None):
-    """Run ``n_rounds`` rounds of act → clicks → learn on a :class:`CandidateStream` (rounds in order, again
-    from the first after the last) and return a :class:`~noisyfeedback.simulate.Trace`.
-
-    Randomness (``SeedSequence(seed).spawn(4)``, the first three as :func:`nf.simulate`): [1] the flips
-    (one uniform a slot), [2] the learner's stream when its seed is None (one uniform a slot), [3] the
-    clean clicks (one uniform a slot: click = 1[u < examination[slot]·rewards[item]]); [0] is unused
-    (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` (None:
-    clean). The compiled loop equals the plain-Python loop act → clicks → learn bit for bit (tested).
-
-    Trace: ``mistakes``/``error_rate`` count rounds whose greedy page is worth less than the best page
-    (clean); ``metrics``: ``regret_rate`` (mean clean regret of the played page: the best page's expected
-    clicks − the played page's), ``regret_curve``, ``clicks_rate`` (mean clean expected clicks per page).
-    """
-    from ...feedback import NoisyBandit
-    from ...simulate import Trace, _checkpoint_array
-
-    if not isinstance(learner, CatalogueOracle):
-        raise TypeError(f"learner must be a catalogue learner; got {type(learner).__name__}.")
-    if not isinstance(stream, CandidateStream):
-        raise TypeError(f"a catalogue simulation takes a CandidateStream; got {type(stream).__name__}.")
-    feedback = NoisyBandit(0.0, 0.0) if feedback is None else feedback
-    if type(feedback) is not NoisyBandit:
-        raise TypeError(f"{type(learner).__name__} learns from clicks: NoisyBandit(rho0, rho1) feedback; got "
-                        f"{feedback!r}.")
-    rho0, rho1 = float(np.asarray(feedback.rho0).ravel()[0]), float(np.asarray(feedback.rho1).ravel()[0])
-    check_param("n_rounds", n_rounds, Integer(1), "simulate")
-    check_param("seed", seed, AnySeed(), "simulate")
-    rounds = learner._check_rounds(stream.rounds, fitting=False)
-    k = int(learner.n_slots)
-    stream.examination_for(k)
-    cps = _checkpoint_array(checkpoints, n_rounds)
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    _, s_flip, s_learner, s_click = ss.spawn(4)
-    rng_flip = np.random.Generator(np.random.PCG64(s_flip))
-    rng_click = np.random.Generator(np.random.PCG64(s_click))
-    learner._init_state(rounds, s_learner)
-    mistakes = np.empty(n_rounds, np.int8)
-    regret = np.empty(n_rounds)
-    clicks = np.empty(n_rounds)
-    z = np.zeros(0)
-    learner._simulate_chunk(rounds, stream, np.zeros(0, np.int64), z, rho0, rho1, z, z, mistakes[:0], regret[:0],
-                            clicks[:0])  # compile on zero rounds
-    from ...simulate import CHUNK_ROUNDS
-
-    start = time.perf_counter()
-    done = 0
-    n = rounds.n_rounds
-    while done < n_rounds:
-        m = min(CHUNK_ROUNDS, n_rounds - done)
-        rows = np.arange(done, done + m, dtype=np.int64) % n
-        u_learner = learner.rng_.random(m * k)
-        u_flip = rng_flip.random(m * k)
-        u_click = rng_click.random(m * k)
-        learner._simulate_chunk(rounds, stream, rows, u_learner, rho0, rho1, u_flip, u_click,
-                                mistakes[done:done + m], regret[done:done + m], clicks[done:done + m])
-        done += m
-        if progress is not None:
-            progress(done)
-    wall = time.perf_counter() - start
-    cum = np.cumsum(mistakes, dtype=np.int64)
-    creg = np.cumsum(regret)
-    return Trace(learner=repr(learner), feedback=repr(feedback), n_rounds=int(n_rounds),
-                 seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
-                 mistakes=int(cum[-1]), error_rate=float(cum[-1] / n_rounds), checkpoints=cps,
-                 curve=cum[cps - 1] / cps, wall_time=wall,
-                 metrics={"regret_rate": float(creg[-1] / n_rounds), "regret_curve": creg[cps - 1] / cps,
-                          "clicks_rate": float(clicks.mean())})

@@ -30,9 +30,10 @@ from ..._state import Array, Flag, Real
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options
 from ...base import EstimatorMixin, Tags, make_rng
 from ...feedback import check_confusion_matrix
+from ...noise.confusion import estimate_confusion
 from .uma import DEFAULT_MAX_CONDITION
 
-__all__ = ["CorrectedLogisticRegression", "corrected_loss_grad", "estimate_confusion"]
+__all__ = ["CorrectedLogisticRegression", "corrected_loss_grad", "estimate_confusion"]  # estimate_confusion: noise's
 
 _CORRECTIONS = ("forward", "backward", "none")
 _ESTIMATORS = ("confident_joint", "anchor")
@@ -98,45 +99,6 @@ def corrected_loss_grad(theta: np.ndarray, X, yi: np.ndarray, K: int, logC_rows:
     if fit_intercept:
         grad = np.concatenate([grad, gb])
     return f, grad
-
-
-def estimate_confusion(proba: np.ndarray, yi: np.ndarray, method: str = "confident_joint",
-                       quantile: float = 0.97) -> np.ndarray:
-    """Estimate C[r, q] = P(ỹ = r | y = q) from out-of-sample noisy-class probabilities.
-
-    ``"confident_joint"`` (Northcutt et al. 2021, cleanlab): thresholds t_q = mean of
-    p̂_q over the rows labelled q; a row counts for (ỹ, q*) with q* the likeliest class
-    among those whose p̂ reaches its threshold; rows calibrated to the noisy class counts,
-    columns normalised. ``"anchor"`` (Patrini et al. 2017): for each q the row at the
-    ``quantile`` of p̂_q (an "anchor point" of class q) gives column C[:, q] = p̂(x_q)
-    (the noisy posterior at a point of true class q). Columns sum to 1."""
-    n, K = proba.shape
-    if method == "anchor":
-        C = np.empty((K, K))
-        for q in range(K):
-            col = proba[:, q]
-            thr = np.quantile(col, quantile, method="higher")
-            i = int(np.flatnonzero(col >= thr)[np.argmin(col[col >= thr])])
-            C[:, q] = proba[i]
-        C = np.clip(C, 0, None)
-        return C / C.sum(axis=0, keepdims=True)
-    counts = np.bincount(yi, minlength=K).astype(float)
-    thr = np.array([proba[yi == k, k].mean() if counts[k] else 1.0 for k in range(K)])
-    above = proba >= thr[None, :] - 1e-12
-    masked = np.where(above, proba, -np.inf)
-    star = np.argmax(masked, axis=1)
-    ok = above.any(axis=1)
-    J = np.zeros((K, K))
-    np.add.at(J, (yi[ok], star[ok]), 1.0)
-    # calibrate: each noisy row r sums to the count of label r
-    rs = J.sum(axis=1, keepdims=True)
-    J = np.where(rs > 0, J / np.where(rs > 0, rs, 1.0) * counts[:, None], 0.0)
-    for r in range(K):  # a noisy class never confidently counted: assume it is clean
-        if rs[r, 0] == 0:
-            J[r, r] = counts[r]
-    cs = J.sum(axis=0, keepdims=True)
-    C = np.where(cs > 0, J / np.where(cs > 0, cs, 1.0), np.eye(K))
-    return C
 
 
 class _PositiveList:

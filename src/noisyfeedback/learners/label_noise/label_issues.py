@@ -15,7 +15,8 @@ from sklearn.model_selection import StratifiedKFold
 
 from ..._validation import AnySeed, Integer, check_param
 from ...base import make_rng
-from ...noise.label_issues import FILTERS, _flag, _simplex, flip_posterior
+from ...noise.confusion import estimate_confusion
+from ...noise.label_issues import FILTERS, flag_issues, flip_posterior, simplex_projection
 
 __all__ = ["find_label_issues", "estimate_label_confusion"]
 
@@ -43,7 +44,7 @@ def _oof(model, X, yi, K: int, n_folds: int, seed, clean: bool, C: np.ndarray) -
         cols = np.asarray(m.classes_, dtype=np.int64)
         proba[np.ix_(te, cols)] = m.predict_proba(X[te])
     if not clean:  # a noise-unaware model estimates the NOISY posterior η = C p: p = Π_simplex(C⁻¹ η)
-        proba = _simplex(np.linalg.solve(C, proba.T).T)
+        proba = simplex_projection(np.linalg.solve(C, proba.T).T)
     return proba
 
 
@@ -155,7 +156,7 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
         model = clone(base).set_params(confusion=C) if ours else base
         P = _oof(model, X, yi, K, int(n_folds), seed, clean=ours, C=C)
     scores = flip_posterior(P, yi, C)
-    idx = _flag(scores, yi, C, filter_by, float(threshold))
+    idx = flag_issues(scores, yi, C, filter_by, float(threshold))
     return (idx, scores) if return_scores else idx
 
 
@@ -190,7 +191,6 @@ CONFIDENT_JOINT_REPEATS = 3
 def _estimate(base, ours: bool, X, yi, K: int, n_folds: int, seed) -> np.ndarray:
     if ours:
         return clone(base).set_params(confusion="estimate", seed=seed).fit(X, yi).confusion_
-    from .corrected_logistic import estimate_confusion
 
     seeds = make_rng(seed).integers(2**31 - 1, size=CONFIDENT_JOINT_REPEATS)
     eta = np.mean([_oof(base, X, yi, K, n_folds, int(s), clean=True, C=np.eye(K)) for s in seeds], axis=0)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..._state import Array
-from ..._validation import Integer, Interval, OneOf, Options, check_X
+from ..._validation import Integer, Interval, OneOf, Options, check_targets, check_X  # noqa: F401  (check_targets: for the regressors)
 from ...base import Learner, Tags, make_rng
 from ...kernels.regression import (RULE_NONE, STRATEGY_ALL, auto_leader, ors_auto_learn, ors_auto_simulate,
                                    ors_learn, ors_simulate, regression_predict)
@@ -40,33 +40,6 @@ AUTO_STATE: dict = {
 def auto_optional_state(p: dict) -> tuple:
     """A fitted learner with a numeric r holds no members (and model files saved before r="auto" have none)."""
     return () if p.get("r") == "auto" else tuple(AUTO_STATE)
-
-
-def check_targets(y: Any, n_samples: int | None = None, name: str = "y", allow_2d: bool = False) -> np.ndarray:
-    """Validate real-valued targets: 1-D (or 2-D, several labels a row, if ``allow_2d``), finite.
-
-    Returns a C-contiguous float64 array; NaN/inf raise ``ValueError`` naming the row.
-    """
-    arr = np.asarray(y)
-    if arr.dtype == object:  # numbers in an object array (scikit-learn's convention) are read as such
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"Unknown label type: {name} must hold real-valued targets; got objects that are "
-                            "not numbers.") from None
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)) or arr.dtype == bool:
-        raise TypeError(f"{name} must hold real-valued targets; got dtype {arr.dtype}.")
-    if arr.ndim != 1 and not (allow_2d and arr.ndim == 2):
-        shape = "1-D (one target a row) or 2-D (rows, labels a row)" if allow_2d else "1-D"
-        raise ValueError(f"{name} must be {shape}; got shape {arr.shape}.")
-    if n_samples is not None and arr.shape[0] != n_samples:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but X has {n_samples} rows.")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        row = int(np.flatnonzero(~finite.reshape(arr.shape[0], -1).all(axis=1))[0])
-        raise ValueError(f"{name} contains NaN or infinity (first in row {row}).")
-    return arr
 
 
 def _sklearn_prevalidate(X, owner: str):

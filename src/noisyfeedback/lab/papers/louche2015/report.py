@@ -118,7 +118,7 @@ def _setup(df: pd.DataFrame, plan: dict, quick: bool, elapsed: float, jobs: int)
         "Table 1: " + (t1_desc or "no data set available") + f"; {plan['table1_runs']} runs (fresh S_l, split and "
         "kernel-PCA sample per run). Features are scaled by the training maximum; the kernel width by the median "
         "heuristic. S_u is the whole training set minus S_l; Ĉ is estimated by 5-fold cross-validation of the "
-        "rough classifier on S_l (`noisyfeedback.noise.confusion.pseudo_label`).",
+        "rough classifier on S_l (`noisyfeedback.learners.label_noise.rough.pseudo_label`).",
         "Semi-supervised baseline: the paper used a multiclass S3VM, which scikit-learn does not have; we use "
         "scikit-learn's `LabelSpreading` (k-NN graph, 7 neighbours) on the kernel-PCA features and, for the "
         "paper's '(no K-PCA)' column, on the raw features.",
@@ -139,7 +139,7 @@ def _data_note(plan: dict, quick: bool, skipped: list[str]) -> list[str]:
         "the data directory), so its Table 1 row is not run, and Figure 5 — which the paper ran on Reuters — runs "
         "on the toy data and on our Table 1 data sets instead. A user who has it as a LIBSVM/svmlight file can load "
         "it with `nf.datasets.load('path/to/file.svm')` (sparse CSR, which UMA accepts) and apply the protocol "
-        "without a kernel, as the paper did (`noisyfeedback.noise.confusion.pseudo_label`, then "
+        "without a kernel, as the paper did (`noisyfeedback.learners.label_noise.rough.pseudo_label`, then "
         "`nf.UMA(confusion=C_hat)`); this recipe does not run it.",
         "Handwritten Digits: scikit-learn bundles only UCI optdigits' 1,797-image part, so it is split into "
         "training and test sets per run (the paper: 3,823 training and 1,797 test images).",

@@ -179,7 +179,8 @@ def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool, rec
     ``recommend``, also ours and the peers on the same pseudo-labels (rows of part "recommend_table1")."""
     from ....feedback import ConfusionNoise
     from ....learners.label_noise.uma import UMA
-    from ....noise.confusion import confusion_counts, pseudo_label
+    from ....learners.label_noise.rough import pseudo_label
+    from ....noise.confusion import confusion_counts
 
     T = int(plan["max_iter"])
     t0 = time.perf_counter()
