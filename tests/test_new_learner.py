@@ -94,6 +94,6 @@ def test_a_learner_added_as_one_file_is_seen_by_every_front_door(tmp_path):
     reg.write_text(text.replace(anchor, anchor + LINE))  # the one line
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg"), "COLUMNS": "200"}
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT), str(tmp_path)], env=env,
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "ALL FRONT DOORS OK" in out.stdout

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["key", "suggest", "BuildError", "UnknownName", "BadParameter"]
+__all__ = ["BadParameter", "BuildError", "UnknownName", "key", "suggest"]
 
 
 def key(name: Any) -> str:
@@ -38,7 +39,7 @@ def suggest(name: Any, names: Iterable[str], n: int = 1) -> tuple[str, ...]:
     return tuple(by_key[c] for c in close)
 
 
-def _rebuild(cls: type, args: tuple, state: dict) -> "BuildError":
+def _rebuild(cls: type, args: tuple, state: dict) -> BuildError:
     err = cls.__new__(cls, *args)
     err.args = args
     err.__dict__.update(state)
@@ -55,7 +56,7 @@ class BuildError(ValueError):
     def __reduce__(self):
         return _rebuild, (type(self), self.args, dict(self.__dict__))
 
-    def with_message(self, message: str) -> "BuildError":
+    def with_message(self, message: str) -> BuildError:
         """The same error (same fields) with another message, e.g. prefixed with where it happened."""
         return _rebuild(type(self), (message,), dict(self.__dict__))
 

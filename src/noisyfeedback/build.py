@@ -27,17 +27,37 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import registry
 from ._names import BadParameter, BuildError, UnknownName, key, suggest
 
 __all__ = [
-    "key", "suggest", "BuildError", "UnknownName", "BadParameter", "Mismatch",
-    "learner_class", "channel_class", "stream_function", "catalogue_learner_class", "learner_role",
-    "parse_params", "build_learner", "build_channel", "load_dataset", "build_stream",
-    "DEFAULT_CHANNEL", "DEFAULT_CHANNEL_PARAMS", "VW_LEARNER_DEFAULTS", "default_channel", "check_pair",
-    "build_channel_for", "build_learner_for", "n_classes_of",
+    "DEFAULT_CHANNEL",
+    "DEFAULT_CHANNEL_PARAMS",
+    "VW_LEARNER_DEFAULTS",
+    "BadParameter",
+    "BuildError",
+    "Mismatch",
+    "UnknownName",
+    "build_channel",
+    "build_channel_for",
+    "build_learner",
+    "build_learner_for",
+    "build_stream",
+    "catalogue_learner_class",
+    "channel_class",
+    "check_pair",
+    "default_channel",
+    "key",
+    "learner_class",
+    "learner_role",
+    "load_dataset",
+    "n_classes_of",
+    "parse_params",
+    "stream_function",
+    "suggest",
 ]
 
 #: a learner's ``feedback_kind`` -> the channel it runs under when none is named

@@ -34,15 +34,24 @@ from __future__ import annotations
 
 import inspect
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from . import registry
 
-__all__ = ["registered_learners", "check_learner", "learner_checks", "test_params", "make", "problem",
-           "interact", "learned_state"]
+__all__ = [
+    "check_learner",
+    "interact",
+    "learned_state",
+    "learner_checks",
+    "make",
+    "problem",
+    "registered_learners",
+    "test_params",
+]
 
 
 def registered_learners() -> dict[str, type]:
@@ -139,7 +148,7 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     try:
         return bool(a == b)
-    except Exception:
+    except (TypeError, ValueError):  # values that do not compare (e.g. arrays inside objects)
         return repr(a) == repr(b)
 
 
@@ -157,7 +166,7 @@ def check_init(cls: type, params: dict[str, Any]) -> None:
     for n, p in sig.parameters.items():
         if n == "self" or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             continue
-        want = required[n] if n in required else p.default
+        want = required.get(n, p.default)
         assert n in got and _same(got[n], want), f"__init__ must store {n!r} as given; get_params has {got.get(n)!r}"
         if p.default is not inspect.Parameter.empty:
             assert p.default is None or isinstance(p.default, (bool, int, float, str, tuple)), \

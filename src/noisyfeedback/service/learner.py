@@ -87,8 +87,9 @@ def make_learner(name: str, n_classes: int, n_features: int, params: dict[str, A
     naming what to fix (unknown or non-servable learner, unknown parameter, invalid value)."""
     try:
         klass = build.learner_class(name)
-    except build.UnknownName:
-        raise ValueError(f"{what} {name!r} is not a registered learner; the service serves: "
+    except build.UnknownName as exc:
+        hint = f" (did you mean {exc.suggestions[0]!r}?)" if exc.suggestions else ""
+        raise ValueError(f"{what} {name!r} is not a registered learner{hint}; the service serves: "
                          f"{', '.join(servable_learners())}.") from None
     if registry.learner_tags(klass).family == "catalogue":
         raise ValueError(f"{what} {klass.__name__} ranks actions described by features: serve it with "

@@ -12,7 +12,12 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_predict
 
 from ..._validation import check_labels
-from ...noise.confusion import columns_to_stochastic, confusion_counts, label_classes, stratified_folds
+from ...noise.confusion import (
+    columns_to_stochastic,
+    confusion_counts,
+    label_classes,
+    stratified_folds,
+)
 
 __all__ = ["estimate_confusion_from_clean", "pseudo_label"]
 
