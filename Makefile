@@ -43,6 +43,7 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"
 	$(PY) benchmarks/run.py --data-dir $${DATA_DIR:-../shared/data}
+	$(PY) benchmarks/vw_logs.py --sizes 100000 1000000 $${VW_LOGS_10M:+10000000} --out benchmarks/results/vw_logs.md
 
 clean:
 	rm -rf $(VENV) noisyfeedback-report .pytest_cache site
