@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -154,9 +153,8 @@ def test_graded_rewards_learn_the_good_kind_on_new_action_ids(tmp_path):
     """Rewards 0.8 for the good kind and 0.3 for the others (never 0 or 1), 2,000 events through the
     Personalizer routes; then on actions with ids never seen, the top-ranked one is of the good kind in at
     least 80 % of requests."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from fastapi.testclient import TestClient
+    import asyncio
+
     from noisyfeedback.service import ServiceConfig, create_app
 
     cfg = ServiceConfig(db=tmp_path / "g.db", learner="SquareCB", action_features=True, params={"seed": 3},
@@ -172,21 +170,27 @@ def test_graded_rewards_learn_the_good_kind_on_new_action_ids(tmp_path):
                 for j, k in enumerate(ks)], ks
 
     q = "?api-version=2022-09-01-preview"
-    with TestClient(app) as c:
-        for t in range(2000):
-            acts, ks = actions(f"a{t}")
-            r = c.post(f"/personalizer/rank{q}", json={"contextFeatures": [{"u": {"x": float(rng.normal())}}],
-                                                       "actions": acts}, headers=key).json()
-            kind = ks[int(r["rewardActionId"].rsplit("-", 1)[1])]
-            value = 0.8 if kind == "good" else 0.3
-            resp = c.post(f"/personalizer/events/{r['eventId']}/reward{q}", json={"value": value}, headers=key)
-            assert resp.status_code == 204
-        assert app.state.engine.model_version == 2000
+
+    async def drive():  # in process, on one event loop (the app's lifespan, no client threads)
         hits = 0
-        for t in range(200):
-            acts, ks = actions(f"new{t}")
-            r = c.post(f"/personalizer/rank{q}", json={"contextFeatures": [{"u": {"x": float(rng.normal())}}],
-                                                       "actions": acts}, headers=key).json()
-            best = max(r["ranking"], key=lambda x: x["probability"])["id"]  # the top-ranked (most probable)
-            hits += ks[int(best.rsplit("-", 1)[1])] == "good"
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                for t in range(2000):
+                    acts, ks = actions(f"a{t}")
+                    r = (await c.post(f"/personalizer/rank{q}", json={
+                        "contextFeatures": [{"u": {"x": float(rng.normal())}}], "actions": acts}, headers=key)).json()
+                    kind = ks[int(r["rewardActionId"].rsplit("-", 1)[1])]
+                    resp = await c.post(f"/personalizer/events/{r['eventId']}/reward{q}",
+                                        json={"value": 0.8 if kind == "good" else 0.3}, headers=key)
+                    assert resp.status_code == 204
+                assert app.state.engine.model_version == 2000
+                for t in range(200):
+                    acts, ks = actions(f"new{t}")
+                    r = (await c.post(f"/personalizer/rank{q}", json={
+                        "contextFeatures": [{"u": {"x": float(rng.normal())}}], "actions": acts}, headers=key)).json()
+                    best = max(r["ranking"], key=lambda x: x["probability"])["id"]  # the top-ranked (most probable)
+                    hits += ks[int(best.rsplit("-", 1)[1])] == "good"
+        return hits
+
+    hits = asyncio.run(drive())
     assert hits >= 160, hits
