@@ -170,3 +170,13 @@ def test_evaluate_warns_on_small_logs_and_implausible_flip_rates(tmp_path):
     res = invoke("evaluate", "-d", DATA / "cb_test_medium.ldf", "--model", model, "--rho0", 0.9)
     assert res.exit_code == 0 and "the corrected rewards are implausible" in res.output, res.output
     assert "outside the rewards' range" in res.output
+
+
+def test_chunk_size_changes_no_bit_of_the_model(tmp_path):
+    for rows in (3, 4096):
+        res = invoke("train", "-d", DATA / "cb_load.dat", "--model", tmp_path / f"m{rows}.npz", "--passes", 2,
+                     "--chunk-rows", rows)
+        assert res.exit_code == 0, res.output
+    a, b = nf.load(tmp_path / "m3.npz"), nf.load(tmp_path / "m4096.npz")
+    assert a.weights_.any() and np.array_equal(a.weights_, b.weights_)
+    assert np.array_equal(a.sum_sq_grad_, b.sum_sq_grad_)
