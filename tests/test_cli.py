@@ -164,7 +164,7 @@ def test_run_prints_a_summary_table(tmp_path):
     for gamma, g in frame.groupby("learner.gamma"):
         e = g["error_rate"]
         assert f"{e.mean():.4g} ± {e.std(ddof=1):.2g}" in result.output, (gamma, result.output)
-    assert "learner.gamma" in result.output and "mean ± std" in result.output
+    assert "Banditron(gamma=0.05)" in result.output and "mean ± std" in result.output
 
 
 def test_datasets_command_with_fake_catalog(monkeypatch):
