@@ -2,15 +2,20 @@
 estimated confusion matrix vs cleanlab's confident-joint estimate.
 
 Settings: digits (all 1,797 rows) and UCI Letter (the 16,000-row training split, or a stratified
-subsample of ``--letter-rows``, from ``--data-dir``); symmetric (C[q, q] = 1 − ρ, the rest ρ/(K − 1)) and
-pair (C[q+1 mod K, q] = ρ) noise at ρ = 0.2, 0.4; features standardised. Per seed the labels are flipped
-by ``ConfusionNoise(C)``; the truly flipped rows are those whose noisy label differs from the clean one.
+subsample of ``--letter-rows``, from ``--data-dir``), each with its features as shipped (``raw``),
+standardised (``standard``) or every row scaled to unit Euclidean norm (``unitnorm``); symmetric
+(C[q, q] = 1 − ρ, the rest ρ/(K − 1)) and pair (C[q+1 mod K, q] = ρ) noise at ρ = 0.2, 0.4, and a random
+confusion matrix (``random``: C[q, q] = 0.65, the rest of each column 0.35 times a flat Dirichlet draw, one
+matrix per seed). Per seed the labels are flipped by ``ConfusionNoise(C)``; the truly flipped rows are those
+whose noisy label differs from the clean one.
 
-Model classes (the same for both libraries, cross-validated on the same 5 stratified folds):
+Model classes:
 
-- ``linear``: ours = ``CorrectedLogisticRegression`` (the default estimator: forward-corrected by C,
-  its probabilities the clean ones); cleanlab = scikit-learn ``LogisticRegression(max_iter=1000)``
-  out-of-fold probabilities of the noisy labels (what ``CleanLearning`` does by default).
+- ``linear``: ours = ``nf.find_label_issues`` with its defaults (``confusion="estimate"``, no estimator:
+  the features standardised inside, the regularisation cross-validated, the estimate of C and the scores
+  chosen by held-out log-loss); cleanlab = scikit-learn ``LogisticRegression(max_iter=1000)`` 5-fold
+  out-of-fold probabilities of the noisy labels on the features as given (what ``CleanLearning`` does by
+  default), then ``cleanlab.filter.find_label_issues``.
 - ``knn``: 15 nearest neighbours on the standardised features, for both.
 
 Rows: F1 (precision, recall) of the flagged rows against the truly flipped rows for ours with C
@@ -19,7 +24,10 @@ its default); max |Ĉ − C_emp| where C_emp is the realised confusion of the tr
 used only for scoring), for ours and cleanlab's ``estimate_py_and_noise_matrices_from_probabilities``.
 
     python benchmarks/label_issues.py --data-dir DATA [--datasets digits,letter] [--models linear,knn]
-        [--seeds 0,1,2,3,4] [--letter-rows 4000] [--out runs.csv]
+        [--scalings raw,standard,unitnorm] [--kinds symmetric,pair,random] [--seeds 0,1,2]
+        [--letter-rows 4000] [--out runs.csv]
+
+``ours`` also times the whole call (C estimated) against ``ours_known_C`` (C given): ``est/known``.
 """
 
 from __future__ import annotations
@@ -39,13 +47,12 @@ from noisyfeedback.learners.label_noise import estimate_label_confusion  # noqa:
 sys.path.insert(0, os.path.dirname(__file__))
 from label_noise import confusion  # noqa: E402
 
-KINDS = ("symmetric", "pair")
+KINDS = ("symmetric", "pair", "random")
+SCALINGS = ("raw", "standard", "unitnorm")
 RHOS = (0.2, 0.4)
 
 
-def load(name: str, data_dir, letter_rows: int | None):
-    from sklearn.preprocessing import StandardScaler
-
+def load(name: str, data_dir, letter_rows: int | None, scaling: str = "standard"):
     if name == "digits":
         X, y = nf.datasets.load("digits")
     elif name == "letter":
@@ -56,7 +63,31 @@ def load(name: str, data_dir, letter_rows: int | None):
             X, _, y, _ = train_test_split(X, y, train_size=letter_rows, stratify=y, random_state=31)
     else:
         raise ValueError(name)
-    return StandardScaler().fit_transform(X), np.asarray(y)
+    return scale(np.asarray(X, dtype=np.float64), scaling), np.asarray(y)
+
+
+def scale(X: np.ndarray, scaling: str) -> np.ndarray:
+    from sklearn.preprocessing import StandardScaler, normalize
+
+    if scaling == "raw":
+        return X
+    if scaling == "standard":
+        return StandardScaler().fit_transform(X)
+    if scaling == "unitnorm":
+        return normalize(X)
+    raise ValueError(scaling)
+
+
+def noise_matrix(kind: str, rho: float, K: int, seed: int) -> np.ndarray:
+    """``random``: C[q, q] = 0.65 and the other entries of column q 0.35 × Dirichlet(1, ..., 1) (ρ unused)."""
+    if kind != "random":
+        return confusion(kind, rho, K)
+    rng = np.random.default_rng([17, seed])
+    C = np.zeros((K, K))
+    for q in range(K):
+        C[np.arange(K) != q, q] = 0.35 * rng.dirichlet(np.ones(K - 1))
+        C[q, q] = 0.65
+    return C
 
 
 def f1(flagged: np.ndarray, flipped: np.ndarray) -> tuple[float, float, float]:
@@ -72,7 +103,7 @@ def realised(y_noisy, y, K) -> np.ndarray:
     return emp / np.maximum(emp.sum(axis=0, keepdims=True), 1.0)
 
 
-def run_setting(name, X, y, kind, rho, seed, models) -> list[dict]:
+def run_setting(name, X, y, kind, rho, seed, models, scaling="standard") -> list[dict]:
     from cleanlab.count import estimate_py_and_noise_matrices_from_probabilities
     from cleanlab.filter import find_label_issues as cl_find
     from sklearn.linear_model import LogisticRegression
@@ -80,11 +111,11 @@ def run_setting(name, X, y, kind, rho, seed, models) -> list[dict]:
     from sklearn.neighbors import KNeighborsClassifier
 
     K = int(y.max()) + 1
-    C = confusion(kind, rho, K)
+    C = noise_matrix(kind, rho, K, seed)
     yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([31, seed, 1]))
     flipped = yn != y
     emp = realised(yn, y, K)
-    base = {"data": name, "kind": kind, "rho": rho, "seed": seed, "n": len(y), "flipped": int(flipped.sum()),
+    base = {"data": name, "scaling": scaling, "kind": kind, "rho": rho if kind != "random" else 0.35, "seed": seed, "n": len(y), "flipped": int(flipped.sum()),
             "emp_vs_C": float(np.abs(emp - C).max())}
     rows = []
     for model in models:
@@ -93,9 +124,9 @@ def run_setting(name, X, y, kind, rho, seed, models) -> list[dict]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
-            Chat = estimate_label_confusion(X, yn, estimator=est, seed=seed)
-            idx = nf.find_label_issues(X, yn, Chat, estimator=est, seed=seed)
+            idx = nf.find_label_issues(X, yn, estimator=est)
             t_ours = time.perf_counter() - t0
+            Chat = estimate_label_confusion(X, yn, estimator=est)
             t0 = time.perf_counter()
             idx_known = nf.find_label_issues(X, yn, C, estimator=est, seed=seed)
             t_known = time.perf_counter() - t0
@@ -109,7 +140,7 @@ def run_setting(name, X, y, kind, rho, seed, models) -> list[dict]:
                                          ("cleanlab", idx_cl, nm, t_cl)):
             F, p, r = f1(np.asarray(flagged, dtype=np.int64), flipped)
             row = dict(base, model=model, lib=lib, f1=F, precision=p, recall=r, n_flagged=len(flagged),
-                       seconds=secs)
+                       seconds=secs, est_over_known=t_ours / t_known)
             if Cest is not None:
                 row["C_vs_emp"] = float(np.abs(Cest - emp).max())
                 row["C_vs_true"] = float(np.abs(Cest - C).max())
@@ -170,21 +201,74 @@ def report(df) -> str:
         return f"{s.mean():.3f} ± {s.std(ddof=1) / np.sqrt(len(s)):.3f}" if len(s) > 1 else f"{s.mean():.3f}"
 
     out = []
+    if "scaling" not in df:
+        df = df.assign(scaling="standard")
     for model, g in df.groupby("model"):
         out.append(f"\nmodel: {model}\n")
-        out.append("| data | noise | F1 ours (C estimated) | F1 ours (C known) | F1 cleanlab | not below | "
-                   "max abs(Ĉ − C_emp) ours | cleanlab | not above |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
-        for (d, k, r), h in g.groupby(["data", "kind", "rho"]):
+        out.append("| data | scaling | noise | F1 ours (C estimated) | F1 ours (C known) | F1 cleanlab | not below | "
+                   "max abs(Ĉ − C_emp) ours | cleanlab | not above | time est/known |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for (d, sc, k, r), h in g.groupby(["data", "scaling", "kind", "rho"]):
             o, kn, c = (h[h.lib == x] for x in ("ours", "ours_known_C", "cleanlab"))
             se = np.nan_to_num(np.sqrt(o.f1.var(ddof=1) / len(o) + c.f1.var(ddof=1) / len(c)))
             ok_f1 = o.f1.mean() >= c.f1.mean() - se
             se_c = np.nan_to_num(np.sqrt(o.C_vs_emp.var(ddof=1) / len(o) + c.C_vs_emp.var(ddof=1) / len(c)))
             ok_c = o.C_vs_emp.mean() <= c.C_vs_emp.mean() + se_c
-            out.append(f"| {d} | {k} {r} | {ms(o.f1)} | {ms(kn.f1)} | {ms(c.f1)} | {'yes' if ok_f1 else 'NO'} | "
-                       f"{ms(o.C_vs_emp)} | {ms(c.C_vs_emp)} | {'yes' if ok_c else 'NO'} |")
+            noise = "random 0.65" if k == "random" else f"{k} {r}"
+            out.append(f"| {d} | {sc} | {noise} | {ms(o.f1)} | {ms(kn.f1)} | {ms(c.f1)} | {'yes' if ok_f1 else 'NO'} | "
+                       f"{ms(o.C_vs_emp)} | {ms(c.C_vs_emp)} | {'yes' if ok_c else 'NO'} | "
+                       f"{o.est_over_known.mean():.1f}x |")
     _ = pd
     return "\n".join(out)
+
+
+def section(data_dir, seeds=(0, 1, 2), letter_rows: int = 6000) -> str:
+    """The full comparison (digits, and Letter when ``data_dir`` holds it) as Markdown, for ``make bench``."""
+    import pandas as pd
+
+    rows = []
+    for name in ("digits", "letter"):
+        if name == "letter" and not data_dir:
+            continue
+        X0, y = load(name, data_dir, letter_rows, "raw")
+        for scaling in SCALINGS:
+            X = scale(X0, scaling)
+            for kind in KINDS:
+                for rho in (RHOS if kind != "random" else (0.35,)):
+                    for s in seeds:
+                        rows += run_setting(name, X, y, kind, rho, s, ["linear"], scaling)
+    return report(pd.DataFrame(rows)) + "\n"
+
+
+def tune_table(seeds=(0,)) -> list[dict]:
+    """The default pipeline's two estimates and its choice on GENERATED data (not the benchmark's data sets):
+    scikit-learn ``make_classification`` (1,500 rows, 20 features, 6 classes) and Gaussian blobs (1,500 rows,
+    10 features, 6 classes), features raw, standardised, unit-norm rows, or columns scaled by 10^(−3..3);
+    symmetric 0.3 and pair 0.3 noise. F1 of each method and of "auto"."""
+    from sklearn.datasets import make_blobs, make_classification
+
+    from noisyfeedback.learners.label_noise.label_issues import _default_pipeline
+    from noisyfeedback.noise.label_issues import _flag, flip_posterior
+
+    rows = []
+    for seed in seeds:
+        gens = {"make_classification": make_classification(1500, 20, n_informative=10, n_classes=6,
+                                                           n_clusters_per_class=2, random_state=seed),
+                "blobs": make_blobs(1500, 10, centers=6, cluster_std=3.0, random_state=seed)}
+        for gname, (X0, y) in gens.items():
+            for sc in ("raw", "standard", "unitnorm", "columns"):
+                X = X0 * np.logspace(-3, 3, X0.shape[1]) if sc == "columns" else scale(X0, sc)
+                for kind in ("symmetric", "pair"):
+                    C = confusion(kind, 0.3, 6)
+                    yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([7, seed]))
+                    fit = _default_pipeline(X, yn, 6, 5, 0, None, "auto")
+                    row = {"data": gname, "scaling": sc, "noise": f"{kind} 0.3", "seed": seed, "auto": fit["method"]}
+                    for m, (Ch, P) in fit["candidates"].items():
+                        row[f"F1 {m}"] = f1(_flag(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5),
+                                            yn != y)[0]
+                    rows.append(row)
+                    print(row, file=sys.stderr, flush=True)
+    return rows
 
 
 def main(argv=None) -> int:
@@ -193,28 +277,36 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", default="digits,letter")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--rhos", default=",".join(str(r) for r in RHOS))
-    ap.add_argument("--models", default="linear,knn")
-    ap.add_argument("--seeds", default="0,1,2,3,4")
+    ap.add_argument("--models", default="linear")
+    ap.add_argument("--scalings", default=",".join(SCALINGS))
+    ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--letter-rows", type=int, default=None, help="stratified subsample of Letter's training split")
     ap.add_argument("--out", default=None)
     ap.add_argument("--speed", action="store_true", help="only the timing of confusion='estimate' vs C given")
+    ap.add_argument("--tune", action="store_true", help="only the default pipeline on generated data")
     a = ap.parse_args(argv)
     import pandas as pd
 
+    if a.tune:
+        print(pd.DataFrame(tune_table()).round(3).to_string(index=False))
+        return 0
     if a.speed:
         print(pd.DataFrame(speed_table(a.data_dir)).round(3).to_string(index=False))
         return 0
 
     rows = []
     for name in a.datasets.split(","):
-        X, y = load(name, a.data_dir, a.letter_rows)
-        for kind in a.kinds.split(","):
-            for rho in (float(r) for r in a.rhos.split(",")):
-                for s in (int(v) for v in a.seeds.split(",")):
-                    rows += run_setting(name, X, y, kind, rho, s, a.models.split(","))
-                    if a.out:
-                        pd.DataFrame(rows).to_csv(a.out, index=False)
-                print(name, kind, rho, "done", file=sys.stderr, flush=True)
+        X0, y = load(name, a.data_dir, a.letter_rows, "raw")
+        for scaling in a.scalings.split(","):
+            X = scale(X0, scaling)
+            for kind in a.kinds.split(","):
+                for rho in ((float(r) for r in a.rhos.split(",")) if kind != "random" else (0.35,)):
+                    for s in (int(v) for v in a.seeds.split(",")):
+                        rows += run_setting(name, X, y, kind, rho, s, a.models.split(","), scaling)
+                        if a.out:
+                            pd.DataFrame(rows).to_csv(a.out, index=False)
+                    print(name, scaling, kind, rho, "done", pd.DataFrame(rows).groupby("lib").f1.mean().round(3).to_dict(),
+                          file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     print(report(df))
     return 0

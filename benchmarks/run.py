@@ -307,7 +307,7 @@ def render(rows: list[dict], stream: str, args) -> str:
 
 #: the parts of the benchmark, in the order they run
 PARTS = ["bandit", "full", "sparse", "sweep", "teachers", "validation", "noisy", "per_action", "service", "recommend",
-         "catalogue", "parquet_logs", "families"]
+         "catalogue", "parquet_logs", "families", "label_issues", "ope_coverage"]
 
 
 def main(argv=None) -> int:
@@ -393,6 +393,14 @@ def main(argv=None) -> int:
             import catalogue_families
 
             extra += "\n" + catalogue_families.section(args.families_rounds, args.families_seeds)
+        elif part == "label_issues":  # F1 and noise-matrix error against cleanlab (benchmarks/label_issues.py)
+            import label_issues
+
+            extra += "\n## Label issues against cleanlab\n" + label_issues.section(args.data_dir)
+        elif part == "ope_coverage":  # coverage of the off-policy intervals (benchmarks/ope_coverage.py)
+            import ope_coverage
+
+            extra += "\n## Off-policy interval coverage\n" + ope_coverage.section()
         print(f"[{part}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
         Path(args.out).write_text(render(rows, stream, args) + extra)  # partial table after every part
     text = render(rows, stream, args) + extra

@@ -192,3 +192,42 @@ def test_bad_arguments_are_refused(kw, exc, msg):
 def test_prune_is_validated():
     with pytest.raises(ValueError, match="prune"):
         nf.CorrectedLogisticRegression(prune="yes").fit(np.eye(4), [0, 1, 0, 1])
+
+
+# ------------------------------------------------------------------ the default pipeline
+def _digits_rows_unit_norm(kind="pair", rho=0.4, seed=0):
+    from sklearn.preprocessing import normalize
+
+    X, y = load_digits(return_X_y=True)
+    C = (nf.feedback.pair_confusion if kind == "pair" else nf.feedback.symmetric_confusion)(10, rho)
+    yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([31, seed, 1]))
+    return normalize(X.astype(float)), y, yn, C
+
+
+def test_defaults_are_deterministic_and_scale_free():
+    """seed=0 by default: two calls agree; the features are standardised inside, so rescaling the columns
+    changes nothing that matters (the rows here are scaled to unit norm, where the old default lost)."""
+    X, y, yn, C = _digits_rows_unit_norm("symmetric", 0.2)
+    a = nf.find_label_issues(X, yn)
+    assert _f1(a, yn != y) > 0.88  # the old default (no scaling, C_reg = 1): 0.76 here
+    b = nf.find_label_issues(X * np.logspace(-3, 3, X.shape[1]), yn)  # wildly different column scales
+    assert len(np.intersect1d(a, b)) >= 0.98 * len(a)
+    np.testing.assert_array_equal(nf.find_label_issues(X[:300], yn[:300]), nf.find_label_issues(X[:300], yn[:300]))
+
+
+def test_auto_keeps_the_estimate_of_least_held_out_noisy_log_loss():
+    from noisyfeedback.learners.label_noise.label_issues import _default_pipeline
+    from noisyfeedback.noise.label_issues import _flag
+
+    X, y, yn, C = _digits_rows_unit_norm("pair", 0.4)
+    fit = _default_pipeline(X, yn, 10, 5, 0, None, "auto")
+    assert set(fit["losses"]) == {"corrected", "confident_joint"}
+    assert fit["method"] == min(fit["losses"], key=fit["losses"].get) == "corrected"
+    flipped = yn != y
+    f1 = {k: _f1(_flag(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5), flipped)
+          for k, (Ch, P) in fit["candidates"].items()}
+    assert f1["corrected"] > 0.9 and f1["corrected"] > f1["confident_joint"] + 0.1  # CJ misreads pair noise
+    auto = nf.find_label_issues(X, yn)
+    assert _f1(auto, flipped) == f1["corrected"]
+    with pytest.raises(ValueError, match="'method' parameter of find_label_issues"):
+        nf.find_label_issues(X, yn, method="both")

@@ -103,7 +103,7 @@ class Options:
     values: tuple
 
     def accepts(self, value: Any) -> bool:
-        return any(value == v and type(value) is type(v) for v in self.values)
+        return any(type(value) is type(v) and bool(value == v) for v in self.values)  # type first: no array ==
 
     def describe(self) -> str:
         return "one of {" + ", ".join(repr(v) for v in self.values) + "}"

@@ -11,6 +11,7 @@ methods would draw, so it equals the plain-Python loop bit for bit (tested).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -55,14 +56,21 @@ class Trace:
     wall_time: float
     metrics: dict = field(default_factory=dict)
     mse: float | None = None
+    #: the learner's and the channel's class and parameter VALUES (:func:`parameter_values`), set by the
+    #: simulations: what ``==`` compares, so ``gamma=100`` and ``gamma=100.0`` are the same run
+    spec: Any = field(default=None, repr=False)
 
     def __eq__(self, other: object) -> bool:
-        """Equal in every field but ``wall_time``."""
+        """Equal in every field but ``wall_time``; the learner and the channel by their parameters' values
+        (``spec``) when both traces carry them, else by their repr strings."""
         if not isinstance(other, Trace):
             return NotImplemented
+        if self.spec is not None and other.spec is not None:
+            same_setup = self.spec == other.spec
+        else:
+            same_setup = self.learner == other.learner and self.feedback == other.feedback
         return (
-            self.learner == other.learner
-            and self.feedback == other.feedback
+            same_setup
             and self.n_rounds == other.n_rounds
             and self.seed == other.seed
             and self.mistakes == other.mistakes
@@ -250,12 +258,43 @@ def simulate(
     return Trace(
         learner=repr(learner),
         feedback=repr(feedback),
+        spec=(parameter_values(learner), parameter_values(feedback)),
         n_rounds=int(n_rounds),
         seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
         checkpoints=cps,
         wall_time=wall,
         **kind.results(cps, n_rounds),
     )
+
+
+def parameter_values(obj: Any) -> Any:
+    """A comparable record of an object's class and parameter values: numbers as floats, sequences and arrays
+    of numbers by their float64 values (hashed), estimators (``get_params``) and plain objects (their ``__dict__``)
+    recursively, anything else by its repr. ``SquareCB(3, gamma=100)`` and ``SquareCB(3, gamma=100.0)``
+    give the same record; their repr strings differ."""
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, (bool, np.bool_, int, float, np.integer, np.floating)):
+        return float(obj)
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        try:
+            arr = np.asarray(obj, dtype=np.float64)
+        except (TypeError, ValueError):
+            return tuple(parameter_values(v) for v in obj)
+        return ("array", arr.shape, hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest())
+    if isinstance(obj, dict):
+        return tuple(sorted((str(k), parameter_values(v)) for k, v in obj.items()))
+    if hasattr(obj, "get_params"):
+        try:
+            params = obj.get_params(deep=False)
+        except Exception:  # noqa: BLE001
+            params = None
+        if isinstance(params, dict):
+            return (type(obj).__qualname__, parameter_values(params))
+    state = {k: v for k, v in getattr(obj, "__dict__", {}).items() if not k.startswith("_")}
+    if state and not callable(obj):
+        return (type(obj).__qualname__, parameter_values(state))
+    return repr(obj)
 
 
 def _checkpoint_array(checkpoints, n_rounds: int) -> np.ndarray:
@@ -468,8 +507,10 @@ def simulate_catalogue(learner: Any, stream: Any, feedback=None, n_rounds: int |
     Randomness (``SeedSequence(seed).spawn(4)``, the first three as :func:`nf.simulate`): [1] the flips
     (one uniform a slot), [2] the learner's stream when its seed is None (one uniform a slot), [3] the
     clean clicks (one uniform a slot: click = 1[u < examination[slot]·rewards[item]]); [0] is unused
-    (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` (None:
-    clean). The compiled loop equals the plain-Python loop act → clicks → learn bit for bit (tested).
+    (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` with
+    scalar rates (None: clean; per-action rates, which have no action on a stream whose candidates change,
+    are refused unless all equal). The compiled loop equals the plain-Python loop act → clicks → learn bit
+    for bit (tested).
 
     Trace: ``mistakes``/``error_rate`` count rounds whose greedy page is worth less than the best page
     (clean); ``metrics``: ``regret_rate`` (mean clean regret of the played page: the best page's expected
@@ -486,7 +527,12 @@ def simulate_catalogue(learner: Any, stream: Any, feedback=None, n_rounds: int |
     if type(feedback) is not NoisyBandit:
         raise TypeError(f"{type(learner).__name__} learns from clicks: NoisyBandit(rho0, rho1) feedback; got "
                         f"{feedback!r}.")
-    rho0, rho1 = float(np.asarray(feedback.rho0).ravel()[0]), float(np.asarray(feedback.rho1).ravel()[0])
+    r0, r1 = np.asarray(feedback.rho0, dtype=np.float64).ravel(), np.asarray(feedback.rho1, dtype=np.float64).ravel()
+    if np.ptp(r0) > 0 or np.ptp(r1) > 0:
+        raise ValueError(f"a catalogue simulation flips every click at one pair of rates: the candidates change "
+                         f"from round to round, so per-action rates have no action to belong to; got {feedback!r}. "
+                         "Give NoisyBandit(rho0, rho1) scalar rates.")
+    rho0, rho1 = float(r0[0]), float(r1[0])
     check_param("n_rounds", n_rounds, Integer(1), "simulate")
     check_param("seed", seed, AnySeed(), "simulate")
     rounds = learner._check_rounds(stream.rounds, fitting=False)
@@ -522,6 +568,7 @@ def simulate_catalogue(learner: Any, stream: Any, feedback=None, n_rounds: int |
     cum = np.cumsum(mistakes, dtype=np.int64)
     creg = np.cumsum(regret)
     return Trace(learner=repr(learner), feedback=repr(feedback), n_rounds=int(n_rounds),
+                 spec=(parameter_values(learner), parameter_values(feedback)),
                  seed=seed if not isinstance(seed, np.random.SeedSequence) else repr(seed),
                  mistakes=int(cum[-1]), error_rate=float(cum[-1] / n_rounds), checkpoints=cps,
                  curve=cum[cps - 1] / cps, wall_time=wall,

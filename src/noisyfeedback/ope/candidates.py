@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..base import make_rng
-from .estimators import Estimate, bootstrap_interval
+from .estimators import DM_NOTE, Estimate, bootstrap_interval, standard_error
 
 __all__ = ["CANDIDATE_ESTIMATORS", "CANDIDATE_INTERVALS", "evaluate_candidates", "evaluate_candidates_all",
            "check_offsets", "ragged", "round_interval"]
@@ -167,7 +167,7 @@ def round_interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alp
             terms = (terms - value * weights) / wbar if wbar > 0 else np.zeros(n)
         from statistics import NormalDist
 
-        se = terms.std(ddof=1) / math.sqrt(n)
+        se = standard_error(terms)
         z = NormalDist().inv_cdf(1 - alpha / 2)
         return float(value - z * se), float(value + z * se)
     raise ValueError(f"The 'interval' parameter of {owner} must be one of {CANDIDATE_INTERVALS}. Got {kind!r} "
@@ -240,6 +240,8 @@ def evaluate_candidates(offsets: Any, actions: Any, propensities: Any, rewards: 
             raise ValueError(f"The '{name}' parameter of {owner} must be > 0. Got {v!r} instead.")
     offsets = check_offsets(offsets, owner=owner)
     n, total = offsets.shape[0] - 1, int(offsets[-1])
+    if n == 0:
+        raise ValueError(f"{owner} needs at least one logged round; got none.")
     a, p, r = _log_arrays(offsets, actions, propensities, rewards, owner)
     P = ragged(target, offsets, "target", owner)
     _check_distribution(P, offsets, "the target probabilities", owner)
@@ -258,8 +260,15 @@ def evaluate_candidates(offsets: Any, actions: Any, propensities: Any, rewards: 
         hr = _h(r, r0_log, r1_log)
     else:
         hr = r
-    w = P[flat] / p
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = P[flat] / p
+        bad = ~np.isfinite(w) | ~np.isfinite(w * hr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{owner}: propensities must be large enough for a finite importance weight π/p; round "
+                         f"{i} has propensity {float(p[i])!r} (weight {float(w[i])!r}).")
     weights = None
+    note = ""
     if estimator in ("ips", "snips"):
         terms = w * hr
         if estimator == "snips":
@@ -277,6 +286,7 @@ def evaluate_candidates(offsets: Any, actions: Any, propensities: Any, rewards: 
         resid = hr - Q[flat]
         if estimator == "dm":
             terms = dm
+            note = DM_NOTE if interval != "none" else ""
             interval = "none"
         elif estimator == "dr":
             terms = dm + w * resid
@@ -300,7 +310,7 @@ def evaluate_candidates(offsets: Any, actions: Any, propensities: Any, rewards: 
         lower, upper = round_interval(interval, terms, weights, alpha, seed, value, owner)
     rho0_out = float(r0) if not isinstance(r0, np.ndarray) else math.nan
     rho1_out = float(r1) if not isinstance(r1, np.ndarray) else math.nan
-    return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), rho0_out, rho1_out)
+    return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), rho0_out, rho1_out, note=note)
 
 
 def _bootstrap_sndr(dm, corr, w, alpha, seed):

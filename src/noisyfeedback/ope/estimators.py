@@ -22,20 +22,16 @@ resamples), ``"normal"`` (mean ± z·sd/√n of the per-row terms; SNIPS by the 
 two-sided at level α; its range R is the range of the terms seen, so it is a heuristic, not a
 guarantee, when the weights are unbounded) or ``"none"``.
 
-The per-row terms of DM and DR must carry the error of a reward model fitted on the same rows. DR's do
-to first order: its cross-fitted terms are orthogonal to the model's error (E[Σ_a π q̂ − w q̂(x, a)] = 0
-for any q̂), so resampling them is valid [2]_. DM's terms dm_i = Σ_a π(a|x_i) q̂(x_i, a) do not (resampling
-them with q̂ held fixed gave intervals 8–30× too narrow). For the ridge model, DM is linear in the
-rewards: V̂ = (1/n)Σ_j dm_j = Σ_i L_i r_i with, for a training row i of action a (the fold f' it trains,
-predicting fold f), L_i = (1/n)[S_a/n_a + T_aᵀ M_a⁻¹ (x_i − x̄_a)], S_a = Σ_{j∈f} π(a|x_j),
-T_a = Σ_{j∈f} π(a|x_j)(x_j − x̄_a), M_a = Σ_{i'} (x_{i'} − x̄_a)(x_{i'} − x̄_a)ᵀ + αI over the n_a
-training rows of a. Its influence function is then dm_i − V̂ + n L_i e_i/(1 − ρ0(a_i) − ρ1(a_i)), e_i the
-row's residual under the model it trained (the second term is the model's sampling error); the intervals
-of DM resample these linearised terms (centred so that their mean is V̂). DM with another reward model
-fitted here (``"logistic"``, or ridge on sparse X of more than 4,096 columns) has no such linearisation:
-it returns no interval (``interval="none"``, lower = upper = value, and ``Estimate.note`` says why). A
-reward model passed in fitted (array, callable, model) is held fixed: the interval is then the sampling
-error of DM under that model, not its bias.
+The per-row terms of DR must carry the error of a reward model fitted on the same rows; they do to first
+order: its cross-fitted terms are orthogonal to the model's error (E[Σ_a π q̂ − w q̂(x, a)] = 0 for any
+q̂), so resampling them is valid [2]_, and DR stays unbiased when q̂ is wrong (200 synthetic logs with
+logistic clicks and a linear reward model: its intervals covered 96–98 %, benchmarks/ope_coverage.py).
+DM returns no interval (``interval="none"``, lower = upper = value, and ``Estimate.note`` says why),
+whatever its reward model: its error is dominated by the model's bias when the model is misspecified, and
+no resampling of its terms measures that bias. On those logs a cross-fitted ridge model whose own
+sampling error was carried into the interval (the delta method through its closed form) still covered the
+truth in only 72 % of the replications, and a ridge model passed in as an array in 20 %. DR is the
+estimator for an interval that uses a reward model.
 
 References
 ----------
@@ -62,6 +58,10 @@ __all__ = ["Estimate", "evaluate", "policy_probabilities", "RewardModel", "ESTIM
 ESTIMATORS = ("ips", "snips", "dm", "dr")
 INTERVALS = ("bootstrap", "normal", "bernstein", "none")
 N_BOOTSTRAP = 1000
+#: why DM returns no interval (``Estimate.note``)
+DM_NOTE = ("no interval: DM's error includes the reward model's bias, which no resampling of its terms "
+           "measures (a misspecified model, linear for logistic clicks, covered the truth in 72 % of 200 "
+           "synthetic logs at 95 %); DR's interval covers it")
 #: the fewest rows an interval is computed from (one row has no spread: a zero-width "interval")
 MIN_INTERVAL_ROWS = 2
 
@@ -294,13 +294,10 @@ def _ridge(X, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
     return coef, float(ym - xm @ coef)
 
 
-def _reward_predictions(reward_model, X, actions, rewards, K: int, seed, P: np.ndarray | None = None):
+def _reward_predictions(reward_model, X, actions, rewards, K: int, seed):
     """q̃ (n, K) on the observed reward scale: an array, a callable, a fitted model, or a kind name
-    ("ridge"/"logistic", cross-fitted on 2 folds). With the policy's probabilities ``P``: (q̃, infl) where
-    infl (n,) holds n L_i e_i, the DM influence term of each row (module docstring), for a ridge model fitted
-    here, None for a model with no linearisation, and zeros for a model passed in fitted (held fixed)."""
+    ("ridge"/"logistic", cross-fitted on 2 folds)."""
     n = actions.shape[0]
-    infl: np.ndarray | None = np.zeros(n)
     if isinstance(reward_model, np.ndarray):
         Q = np.asarray(reward_model, dtype=np.float64)
     elif isinstance(reward_model, (str, RewardModel)):
@@ -309,8 +306,6 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed, P: np.n
         proto = RewardModel(reward_model) if isinstance(reward_model, str) else reward_model
         Q = np.empty((n, K))
         fold = make_rng(seed).permutation(n) % 2
-        linear = proto.kind == "ridge" and (not sp.issparse(X) or X.shape[1] <= 4096)
-        infl = np.zeros(n) if linear else None
         for f in (0, 1):
             train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
             if test.size == 0:
@@ -319,8 +314,6 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed, P: np.n
                 train = test
             m = RewardModel(proto.kind, proto.alpha).fit(X[train], actions[train], rewards[train], K)
             Q[test] = m.predict(X[test])
-            if linear and P is not None:
-                infl[train] += _ridge_dm_weights(m, X, actions, rewards, train, test, P, float(proto.alpha))
     elif hasattr(reward_model, "predict"):
         Q = np.asarray(reward_model.predict(X), dtype=np.float64)
     elif callable(reward_model):
@@ -330,42 +323,7 @@ def _reward_predictions(reward_model, X, actions, rewards, K: int, seed, P: np.n
                         f"a fitted model with predict(X) -> (n, K) or a callable; got {type(reward_model).__name__}.")
     if Q.shape != (n, K) or not np.isfinite(Q).all():
         raise ValueError(f"the reward model's predictions must be finite with shape ({n}, {K}); got {Q.shape}.")
-    return Q if P is None else (Q, infl)
-
-
-def _ridge_dm_weights(m: "RewardModel", X, actions, rewards, train, test, P, alpha: float) -> np.ndarray:
-    """For the training rows ``train`` of the per-action ridge model ``m`` that predicts the rows ``test``:
-    n L_i e_i (module docstring) — the weight of row i's reward in Σ_{j∈test} Σ_a π(a|x_j) q̂(x_j, a),
-    S_a/n_a + T_aᵀ M_a⁻¹ (x_i − x̄_a), times its residual e_i under m."""
-    out = np.zeros(train.size)
-    at = actions[train]
-    for k, mk in enumerate(m.models_):
-        S = float(P[test, k].sum())
-        if S == 0.0:
-            continue
-        sel = np.flatnonzero(at == k)
-        if sel.size == 0:  # action never logged: the overall mean of the training rewards
-            r = rewards[train]
-            out += S / train.size * (r - r.mean())
-            continue
-        rows = train[sel]
-        rk = rewards[rows]
-        if not isinstance(mk, tuple):  # fewer than 2 rows: their mean
-            out[sel] += S / sel.size * (rk - rk.mean())
-            continue
-        coef, icpt = mk
-        Xd = X[rows].toarray() if sp.issparse(X) else np.asarray(X[rows], dtype=np.float64)
-        xm = Xd.mean(axis=0)
-        Xc = Xd - xm
-        T = np.asarray(X[test].T @ P[test, k]).ravel() - S * xm
-        nk, d = Xc.shape
-        if d <= nk:
-            v = Xc @ np.linalg.solve(Xc.T @ Xc + alpha * np.eye(d), T)
-        else:  # Xc M⁻¹ = (Xc Xcᵀ + αI)⁻¹ Xc
-            v = np.linalg.solve(Xc @ Xc.T + alpha * np.eye(nk), Xc @ T)
-        e = rk - (Xd @ coef + icpt)
-        out[sel] += (S / nk + v) * e
-    return out
+    return Q
 
 
 # -------------------------------------------------------------- intervals
@@ -389,6 +347,18 @@ def bootstrap_interval(terms: np.ndarray, weights: np.ndarray | None, alpha: flo
     return float(lo_q), float(hi_q)
 
 
+def standard_error(terms: np.ndarray) -> float:
+    """sd(terms)/√n, computed on terms scaled by their largest magnitude so that huge (finite) terms, as
+    a propensity of 1e-300 gives, do not overflow the squares into an infinite interval."""
+    n = terms.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        sd = float(terms.std(ddof=1)) if n > 1 else math.inf
+    if math.isfinite(sd) or n < 2:
+        return sd / math.sqrt(n)
+    scale = float(np.max(np.abs(terms)))
+    return scale * float((terms / scale).std(ddof=1)) / math.sqrt(n)
+
+
 def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: float, seed, value: float):
     """(lower, upper) from per-row terms (SNIPS: numerators ``terms`` and ``weights``)."""
     n = terms.shape[0]
@@ -404,7 +374,7 @@ def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: f
             return -math.inf, math.inf
         from scipy.stats import norm
 
-        se = terms.std(ddof=1) / math.sqrt(n)
+        se = standard_error(terms)
         z = norm.ppf(1 - alpha / 2)
         return float(value - z * se), float(value + z * se)
     if kind == "bernstein":
@@ -412,8 +382,10 @@ def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: f
             return -math.inf, math.inf
         R = float(terms.max() - terms.min())
         lg = math.log(4.0 / alpha)  # two-sided: δ = α/2 a side, Maurer & Pontil's ln(2/δ)
-        v = terms.var(ddof=1)
-        half = math.sqrt(2 * v * lg / n) + 7 * R * lg / (3 * (n - 1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = float(terms.var(ddof=1))
+        spread = math.sqrt(2 * v * lg / n) if math.isfinite(v) else math.sqrt(2 * lg) * standard_error(terms)
+        half = spread + 7 * R * lg / (3 * (n - 1))
         return float(value - half), float(value + half)
     raise ValueError(f"The 'interval' parameter of evaluate must be one of {INTERVALS}. Got {kind!r} instead.")
 
@@ -443,8 +415,8 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     seed : int or None
         Seed of the bootstrap resamples and of the reward model's cross-fitting folds.
     interval : {"bootstrap", "normal", "bernstein", "none"}
-        DM's intervals resample its linearised terms (the ridge model's own error included; module
-        docstring); DM with a model that has none returns no interval (``Estimate.note`` says why).
+        DM returns no interval whatever this says (``Estimate.note`` says why; module docstring): a
+        misspecified reward model biases it by more than any interval measures. DR's intervals cover.
     reward_model : "ridge", "logistic", RewardModel, (n, K) array, model with ``predict`` or callable
         q̂ for DM and DR, on the scale of the logged (flipped) rewards; h is applied to it.
     n_actions : int, optional
@@ -518,24 +490,14 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         terms, weights = w * hr, w
         value = float(terms.sum() / w.sum()) if w.sum() > 0 else 0.0
     else:
-        want = estimator == "dm" and interval != "none"
-        Q = _reward_predictions(reward_model, X, a, r, K, seed, P=P if want else None)
-        if want:
-            Q, infl = Q
+        Q = _reward_predictions(reward_model, X, a, r, K, seed)
         if noisy:
             Q = noise_correct(Q, rho0, rho1)
         dm = (P * Q).sum(axis=1)
         terms = dm if estimator == "dm" else dm + w * (hr - Q[np.arange(n), a])
         value = float(terms.mean()) if n else math.nan
-        if want and infl is None:
-            interval = "none"
-            note = ("no interval: DM's reward model was fitted on these rows and has no linearisation "
-                    "(only the ridge model on dense or <= 4,096-column X has), and resampling its terms with "
-                    "the model held fixed leaves out the model's error")
-        elif want and n:
-            if noisy:
-                infl = infl / ((1.0 - rho0 - rho1)[a] if per_action else (1.0 - rho0 - rho1))
-            terms = dm + infl - infl.mean()  # the influence terms, centred on the estimate
+        if estimator == "dm" and interval != "none":
+            interval, note = "none", DM_NOTE
     lower, upper = _interval(interval, terms, weights, alpha, seed, value)
     rates = (tuple(float(v) for v in np.broadcast_to(rho0, (K,))), tuple(float(v) for v in np.broadcast_to(rho1, (K,)))) \
         if per_action else (float(rho0), float(rho1))

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_memory
 from .candidates import CANDIDATE_INTERVALS, _h, _rates, check_offsets, round_interval
 from .estimators import Estimate
 
@@ -222,21 +223,33 @@ def _pi_weights(offsets: np.ndarray, s: np.ndarray, P: np.ndarray, gammas: Any, 
         if G.shape != (rows.size, L * m, L * m) or not np.isfinite(G).all():
             raise ValueError(f"{owner}: round {rows[0]}'s Γ_μ must be a finite {L * m} × {L * m} matrix "
                              f"(L·m, slot-major).")
+        pos = _indicator_index(s[rows], int(m))  # (g, L)
+        diag = np.take_along_axis(np.diagonal(G, axis1=1, axis2=2), pos, axis=1)  # μ_l(s_l) of the logged slate
+        if (diag <= 0).any():
+            k = int(np.flatnonzero((diag <= 0).any(axis=1))[0])
+            raise ValueError(f"{owner}: round {int(rows[k])}'s logged slate has probability 0 under its Γ_μ (the "
+                             f"diagonal entry of slot {int(np.flatnonzero(diag[k] <= 0)[0])} is "
+                             f"{float(diag[k].min())!r}): a logged slate must be one the logging policy could show.")
         Gp = np.linalg.pinv(G, hermitian=True)
         # q_π slot-major: q[l·m + j] = π_l(j)
         idx = offsets[rows][:, None] + np.arange(m)  # (g, m) flat candidate indices
         q = P[idx].transpose(0, 2, 1).reshape(rows.size, L * m)
-        pos = _indicator_index(s[rows], int(m))  # (g, L)
         v = np.einsum("gi,gij->gj", q, Gp)  # qᵀ Γ⁺
         w[rows] = np.take_along_axis(v, pos, axis=1).sum(axis=1)
     return w
+
+
+#: the most ordered slates m!/(m − L)! that :func:`sequential_slate_moments` enumerates for one round size
+MAX_ORDERED_SLATES = 1_000_000
 
 
 def sequential_slate_moments(offsets: Any, probabilities: Any, n_slots: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """Marginals and Γ of a policy that fills slots 0..L−1 in turn, each by drawing a candidate not yet
     shown with probability proportional to ``probabilities`` (flat per candidate, each round's sum
     to 1): P(slate s) = Π_l p(s_l) / (1 − Σ_{j<l} p(s_j)) — VW's ``--ccb_explore_adf`` sampling and
-    Plackett–Luce. Enumerates the m!/(m−L)! ordered slates of each round (fine for small m and L).
+    Plackett–Luce. Enumerates the m!/(m−L)! ordered slates of each round (fine for small m and L; more
+    than ``MAX_ORDERED_SLATES`` = 1,000,000, or more memory than the machine has, is refused before
+    anything is allocated).
 
     Returns ``(marginals, gammas)``: marginals (offsets[-1], L); gammas, one (L·m_i × L·m_i)
     slot-major matrix per round, for :func:`pseudoinverse` (and the marginals for :func:`slot_ips`).
@@ -252,6 +265,16 @@ def sequential_slate_moments(offsets: Any, probabilities: Any, n_slots: int) -> 
     if L < 1 or (sizes < L).any():
         raise ValueError(f"{owner}: n_slots must be in 1..(the smallest round's candidates = {sizes.min()}); "
                          f"got {n_slots}.")
+    for m in np.unique(sizes):  # refuse before enumerating: m!/(m − L)! slates of L·m indicators each
+        m = int(m)
+        count = math.perm(m, L)
+        if count > MAX_ORDERED_SLATES:
+            raise ValueError(f"{owner}: a round of {m} candidates has {count:.3g} ordered slates of {L} slots "
+                             f"(m!/(m − L)!), more than the {MAX_ORDERED_SLATES:,} this enumeration handles; "
+                             "use logging_marginals (independent slots) or fewer candidates or slots.")
+        g = int((sizes == m).sum())
+        check_memory(8.0 * (g * count * (L * m + 4 * L) + count * L * (m + 1) + g * (L * m) ** 2),
+                     f"{owner} ({g} rounds of {m} candidates, {L} slots)")
     marg = np.zeros((int(offsets[-1]), L))
     gammas: list[np.ndarray] = [np.empty(0)] * n
     for m in np.unique(sizes):

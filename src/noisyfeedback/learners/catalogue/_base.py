@@ -392,7 +392,8 @@ class CatalogueOracle(Learner):
             raise TypeError(f"actions must be integer positions in each round's candidate list; got dtype {a.dtype}.")
         a = a.astype(np.int64).reshape(n, -1) if a.size == n * k else a
         if a.shape != (n, k):
-            raise ValueError(f"actions must have shape ({n},) or ({n}, {k}) (n_slots={k}); got {np.shape(actions)}.")
+            shapes = f"({n},) or ({n}, 1)" if k == 1 else f"({n}, {k}) (one candidate a slot) or ({n * k},)"
+            raise ValueError(f"actions must have shape {shapes} (n_slots={k}); got {np.shape(actions)}.")
         sizes = rounds.sizes
         bad = (a >= sizes[:, None]) | (a < -1)  # -1: the slot was not shown (a page of fewer slots, or
         # past the round's candidates), never learned

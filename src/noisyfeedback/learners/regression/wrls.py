@@ -248,8 +248,14 @@ class WeightedRLS(LinearRegressor):
             sw = np.asarray(sample_weight, dtype=np.float64)
             if not np.all(np.isfinite(sw)) or np.any(sw < 0):
                 raise ValueError("sample_weight must be finite and >= 0.")
-            with np.errstate(divide="ignore"):
+            with np.errstate(divide="ignore", over="ignore"):
                 variance = 1.0 / sw
+            lost = (sw > 0) & np.isinf(variance)
+            if lost.any():
+                row = int(np.flatnonzero(lost)[0])
+                raise ValueError(f"sample_weight must be 0 or at least 1/{np.finfo(np.float64).max:.4g} (its "
+                                 f"reciprocal, the row's variance, must be finite); row {row} has {float(sw.flat[row])!r}, "
+                                 "which would be read as weight 0. Rescale the weights (lam is relative to them).")
         elif variance is None and self.variance == "known":
             variance = 1.0
         return self.learn(X, y, variance=variance, y_clean=y_clean)
