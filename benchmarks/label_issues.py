@@ -248,7 +248,7 @@ def tune_table(seeds=(0,)) -> list[dict]:
     from sklearn.datasets import make_blobs, make_classification
 
     from noisyfeedback.learners.label_noise.label_issues import _default_pipeline
-    from noisyfeedback.noise.label_issues import _flag, flip_posterior
+    from noisyfeedback.noise.label_issues import flag_issues, flip_posterior
 
     rows = []
     for seed in seeds:
@@ -264,7 +264,7 @@ def tune_table(seeds=(0,)) -> list[dict]:
                     fit = _default_pipeline(X, yn, 6, 5, 0, None, "auto")
                     row = {"data": gname, "scaling": sc, "noise": f"{kind} 0.3", "seed": seed, "auto": fit["method"]}
                     for m, (Ch, P) in fit["candidates"].items():
-                        row[f"F1 {m}"] = f1(_flag(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5),
+                        row[f"F1 {m}"] = f1(flag_issues(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5),
                                             yn != y)[0]
                     rows.append(row)
                     print(row, file=sys.stderr, flush=True)

@@ -217,14 +217,14 @@ def test_defaults_are_deterministic_and_scale_free():
 
 def test_auto_keeps_the_estimate_of_least_held_out_noisy_log_loss():
     from noisyfeedback.learners.label_noise.label_issues import _default_pipeline
-    from noisyfeedback.noise.label_issues import _flag
+    from noisyfeedback.noise.label_issues import flag_issues
 
     X, y, yn, C = _digits_rows_unit_norm("pair", 0.4)
     fit = _default_pipeline(X, yn, 10, 5, 0, None, "auto")
     assert set(fit["losses"]) == {"corrected", "confident_joint"}
     assert fit["method"] == min(fit["losses"], key=fit["losses"].get) == "corrected"
     flipped = yn != y
-    f1 = {k: _f1(_flag(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5), flipped)
+    f1 = {k: _f1(flag_issues(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5), flipped)
           for k, (Ch, P) in fit["candidates"].items()}
     assert f1["corrected"] > 0.9 and f1["corrected"] > f1["confident_joint"] + 0.1  # CJ misreads pair noise
     auto = nf.find_label_issues(X, yn)
