@@ -200,9 +200,9 @@ def test_an_event_id_two_replicas_rank_is_logged_once(dsn, tmp_path):
 
 
 def test_replica_refusals(dsn, tmp_path):
-    with pytest.raises(ValueError, match="--replica needs a PostgreSQL log"):
+    with pytest.raises(ValueError, match="replica needs a PostgreSQL log"):
         ServiceConfig(db=tmp_path / "svc.db", learner="RCNBF", n_classes=3, n_features=2, replica="a").check()
-    with pytest.raises(ValueError, match="--replica must be"):
+    with pytest.raises(ValueError, match="replica must be"):
         config(dsn, tmp_path, "a b").check()
     ServiceConfig(db=dsn, learner="SquareCB", action_features=True, snapshot_dir=tmp_path, replica="a").check()
     app = create_app(config(dsn, tmp_path, "a"))

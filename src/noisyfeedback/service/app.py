@@ -21,13 +21,27 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .engine import Engine, ServiceConfig, ServiceError
+from .config import ServiceConfig
+from .engine import Engine
+from .errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized, Unavailable, Unsupported
 from .metrics import Metrics
 from .routers import admin, rank
 from .routers._common import json_response
 from .schemas import RankRequest, RewardRequest
 
-__all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth"]
+__all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth", "status_of"]
+
+#: the HTTP status of each kind of refusal (:mod:`.errors`)
+STATUS = {Invalid: 422, NotFound: 404, Conflict: 409, Unavailable: 503, Unauthorized: 401, Forbidden: 403,
+          Unsupported: 501}
+
+
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of a refusal: its kind's (the nearest base class in :data:`STATUS`), else 500."""
+    for kind in type(exc).__mro__:
+        if kind in STATUS:
+            return STATUS[kind]
+    return 500
 
 
 def _error_body(status: int, message: str, field: str | None) -> dict:
@@ -146,7 +160,8 @@ class Limits:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
-        return json_response(_error_body(exc.status, exc.message, exc.field), exc.status)
+        status = status_of(exc)
+        return json_response(_error_body(status, exc.message, exc.field), status)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):  # FastAPI's own 400/404/405

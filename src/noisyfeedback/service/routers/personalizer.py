@@ -18,7 +18,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request, Response
 
 from ..dependencies import EngineDep, PersonalizerKey
-from ..engine import ServiceError
+from ..errors import NotFound, Unsupported
 from ..schemas import PzMultiSlotRankRequest, PzMultiSlotRewardRequest, PzRankRequest, PzRewardRequest, parse_body
 from ._common import json_response, raw_body
 
@@ -47,8 +47,7 @@ def _args(body, slots: bool) -> dict:
 
 def _need(engine) -> None:
     if not engine.catalogue:
-        raise ServiceError(404, "the Personalizer routes need an action-feature service (`serve --action-features`).",
-                           "path")
+        raise NotFound("the Personalizer routes need an action-feature service (`serve --action-features`).", "path")
 
 
 def make_router(prefix: str) -> APIRouter:
@@ -111,6 +110,6 @@ def make_router(prefix: str) -> APIRouter:
     @router.api_route(prefix + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                       include_in_schema=False)
     async def not_supported(rest: str):
-        raise ServiceError(501, NOT_SUPPORTED, "path")
+        raise Unsupported(NOT_SUPPORTED, "path")
 
     return router
