@@ -30,7 +30,7 @@ import orjson
 
 from ..catalogue import CandidateRounds
 from ..hashing import FeatureHasher
-from .catalogue_learners import catalogue_class, catalogue_learners, load_catalogue_model, make_catalogue_learner
+from .catalogue_models import catalogue_class, catalogue_learners, load_catalogue_model, make_catalogue_learner
 from .config import ServiceConfig
 from .engine import UNAVAILABLE, UNWRITTEN, Engine
 from .errors import ConfigError, Conflict, Invalid, NotFound, ServiceError, Unavailable, literal
@@ -70,8 +70,9 @@ class CatalogueEngine(Engine):
         if cfg.model is not None:
             other = load_catalogue_model(cfg)
             inter = other.get_params()["interactions"]
-            given += [("model", conf["class"], type(other).__name__), ("model", conf["bits"], int(other.bits)),
-                      ("model", conf["interactions"], None if inter is None else list(inter))]
+            given += [("model's learner", conf["class"], type(other).__name__),
+                      ("model's bits", conf["bits"], int(other.bits)),
+                      ("model's interactions", conf["interactions"], None if inter is None else list(inter))]
         if cfg.learner is not None:
             try:
                 given.append(("learner", conf["class"], catalogue_class(cfg.learner).__name__))

@@ -33,6 +33,8 @@ def flag(option: str) -> str:
         return f"--param {option[7:-1].strip(chr(39))}"
     if option == "busy_timeout":
         return option
+    if option.startswith("model's "):
+        return "--" + option
     return FLAGS.get(option, "--" + option.replace("_", "-"))
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import base
+from .._validation import trusted_rows
 from .config import REPLICA_NAME, ServiceConfig, build_learner
 from .contexts import allowed_labels, check_action, context_row
 from .errors import ConfigError, Conflict, Invalid, NotFound, ServiceError, Unavailable
@@ -315,8 +316,9 @@ class Engine(Recovery):
         if event_id is not None and (event_id in self._pending_ids or self.storage.event_exists(event_id)):
             raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
         learner = self.learner
-        dist = self._distribution(x, allowed)
-        greedy = self._greedy(x)
+        xt = trusted_rows(x)  # validated once (above): the learner's methods take it as it is
+        dist = self._distribution(xt, allowed)
+        greedy = self._greedy(xt)
         greedy_text = encode_action(greedy)
         if self.mode == "apprentice":
             action, prob, n_draws = default_action, 1.0, 0
@@ -324,7 +326,7 @@ class Engine(Recovery):
             dist[np.atleast_1d(default_action)] = 1.0
         else:
             state = learner.rng_.bit_generator.state if learner.draws_per_round else None
-            acts, probs = learner.act(x) if allowed is None else learner.act(x, allowed=allowed)
+            acts, probs = learner.act(xt) if allowed is None else learner.act(xt, allowed=allowed)
             action = acts[0].tolist()
             prob = float(probs[0])
             n_draws = learner.draws_per_round

@@ -69,9 +69,9 @@ class Recovery:
         cfg, given = self.cfg, []
         if cfg.model is not None:
             other = load_model(cfg.model, cfg.n_features)
-            given += [("model", conf["class"], type(other).__name__),
-                      ("model", conf["n_classes"], int(other.n_classes)),
-                      ("model", conf["n_features"], n_features_of(other))]
+            given += [("model's learner", conf["class"], type(other).__name__),
+                      ("model's n_classes", conf["n_classes"], int(other.n_classes)),
+                      ("model's n_features", conf["n_features"], n_features_of(other))]
         if cfg.learner is not None:
             from ..registry import resolve_learner
 

@@ -150,7 +150,11 @@ class PostgresStorage(SQLiteStorage):
         if self._claim is not None:
             held, con = self._claim
             if held == name and not con.closed and not con.broken:
-                return
+                try:  # the session (and its lock) may have ended with a restart of the server
+                    con.execute("SELECT 1").fetchone()
+                    return
+                except self._errors:
+                    pass
             self._claim = None
             try:
                 con.close()
