@@ -229,5 +229,5 @@ def test_a_body_of_thousands_of_actions_is_refused_before_its_structure_is_valid
         r = c.post("/rank", content=body, headers=key)
         assert r.status_code == 422 and "10000 actions; a request may list at most 50" in r.text, r.text
         assert r.json()["detail"][0]["loc"] == ["body", "actions"]
-        assert time.perf_counter() - t0 < 1.0 and not parsed
+        assert not parsed and time.perf_counter() - t0 < 5.0  # (a loose bound: shared machines)
         assert c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).status_code == 200 and parsed

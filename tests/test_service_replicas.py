@@ -308,13 +308,21 @@ def test_two_action_feature_replicas_learn_every_reward_and_equal_an_offline_rep
 
 
 def test_a_duplicate_replica_name_is_refused_at_start(dsn, tmp_path):
-    app_a = create_app(config(dsn, tmp_path, "a"))
-    with TestClient(app_a):
-        with pytest.raises(ValueError, match="another process serves as replica 'a'"):
+    """A name another process serves under (its session holds the name's advisory lock) is refused."""
+    import psycopg
+
+    from noisyfeedback.service.storage_pg import REPLICA_LOCK
+
+    create_app(config(dsn, tmp_path, "a")).state.engine.storage.close()  # the log exists
+    other = psycopg.connect(dsn, autocommit=True, application_name="another serve")
+    try:
+        assert other.execute("SELECT pg_try_advisory_lock(%s, hashtext('a'))", (REPLICA_LOCK,)).fetchone()[0]
+        with pytest.raises(ValueError, match="another process serves as replica 'a' of this log"):
             create_app(config(dsn, tmp_path, "a"))
         with TestClient(create_app(config(dsn, tmp_path, "b"))) as b:  # another name starts
             assert b.get("/health").status_code == 200
-    app_a.state.engine.storage.close()  # the name is free again once its process lets go
+    finally:
+        other.close()  # the other process ends: the name is free
     with TestClient(create_app(config(dsn, tmp_path, "a"))) as again:
         assert again.get("/health").json()["replica"] == "a"
 

@@ -65,6 +65,10 @@ UNREACHABLE = "the database cannot be reached now; retry later (see GET /health)
 log = logging.getLogger("noisyfeedback.service")
 
 
+#: this process's claimed replica names: (dsn, name) -> [connection holding the lock, stores holding it]
+_CLAIMS: dict[tuple[str, str], list] = {}
+
+
 class ReplicaInUse(ValueError):
     """Another process serves under this replica name."""
 
@@ -78,7 +82,7 @@ class PostgresStorage(SQLiteStorage):
         import psycopg  # (fails early and clearly without the driver)
 
         self._errors = (psycopg.OperationalError, psycopg.InterfaceError)
-        self._claim = None  # (name, connection) of the claimed replica name
+        self._claim: str | None = None  # the replica name this store holds a claim of
         self.dsn = dsn
         self.path = dsn
         self.synchronous = synchronous.upper()
@@ -145,20 +149,26 @@ class PostgresStorage(SQLiteStorage):
             return False
 
     def claim_replica(self, name: str) -> None:
-        """Claim ``name`` among the replicas of this log for the life of the process (again after the
-        database came back); :class:`ReplicaInUse` when another process holds it."""
-        if self._claim is not None:
-            held, con = self._claim
-            if held == name and not con.closed and not con.broken:
-                try:  # the session (and its lock) may have ended with a restart of the server
-                    con.execute("SELECT 1").fetchone()
-                    return
-                except self._errors:
-                    pass
-            self._claim = None
+        """Claim ``name`` among the replicas of this log for this process (again after the database came
+        back; the engines of one process share the claim); :class:`ReplicaInUse` when another process
+        holds it."""
+        key = (self.dsn, name)
+        held = _CLAIMS.get(key)
+        if held is not None:
+            try:  # the session (and its lock) may have ended with a restart of the server
+                held[0].execute("SELECT 1").fetchone()
+                alive = True
+            except self._errors:
+                alive = False
+            if alive:
+                if self._claim != name:
+                    held[1] += 1
+                    self._claim = name
+                return
+            del _CLAIMS[key]
             try:
-                con.close()
-            except Exception:  # noqa: BLE001
+                held[0].close()
+            except Exception:  # noqa: BLE001  (closing a broken connection)
                 pass
         try:
             con = self._connect(application_name=f"noisyfeedback replica {name} pid {os.getpid()}"[:63])
@@ -166,21 +176,31 @@ class PostgresStorage(SQLiteStorage):
         except self._errors as exc:
             raise Unavailable(UNREACHABLE) from exc
         if not got:
-            holder = con.execute(
-                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND l.classid = %s AND l.objid = hashtext(%s)::oid "
-                "AND l.granted LIMIT 1", (REPLICA_LOCK, name)).fetchone()
             con.close()
-            who = f" ({holder[0]})" if holder and holder[0] else ""
-            raise ReplicaInUse(f"another process serves as replica {name!r} of this log{who}; give this one "
-                               "another name.")
-        self._claim = (name, con)
+            raise ReplicaInUse(f"another process serves as replica {name!r} of this log; give this one another "
+                               "name (or stop that one first).")
+        holders = held[1] if held is not None else 0  # stores of this process that held the lost claim
+        if self._claim != name:
+            holders += 1
+        _CLAIMS[key] = [con, max(holders, 1)]
+        self._claim = name
+
+    def release_replica(self) -> None:
+        """Give back this store's claim of its replica name (the last one in the process unlocks it)."""
+        if self._claim is None:
+            return
+        key, self._claim = (self.dsn, self._claim), None
+        held = _CLAIMS.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del _CLAIMS[key]
+            try:
+                held[0].close()
+            except Exception:  # noqa: BLE001
+                pass
 
     def close(self) -> None:
         super().close()
-        if self._claim is not None:
-            try:
-                self._claim[1].close()
-            except Exception:  # noqa: BLE001
-                pass
-            self._claim = None
+        self.release_replica()
