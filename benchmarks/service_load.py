@@ -192,9 +192,36 @@ class Conn:
         self.writer.close()
 
 
+def flood_body(n: int = 10_000) -> bytes:
+    """An authenticated rank body of ``n`` actions with features: far more than a service takes (50)."""
+    return json.dumps({"context_features": [{"user": {"country": "fr"}}],
+                       "actions": [{"id": f"f{j}", "features": [{"a": {"topic": TOPICS[j % len(TOPICS)],
+                                                                      "price": float(j)}}]} for j in range(n)]}).encode()
+
+
+async def flood(port: int, key: str, per_second: float, seconds: float, path: str, counts: dict) -> None:
+    """``per_second`` oversized rank requests a second (each on a new connection: a refusal closes it)."""
+    body = flood_body()
+    t0 = time.perf_counter()
+    k = 0
+    while time.perf_counter() < t0 + seconds:
+        delay = t0 + k / per_second - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        k += 1
+        try:
+            c = await Conn("127.0.0.1", port, key).open()
+            st, _ = await c.post(path, body)
+            c.close()
+        except (OSError, asyncio.IncompleteReadError):
+            st = 0
+        counts[st] = counts.get(st, 0) + 1
+
+
 async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: int, shape: Shape,
-                bodies: list[bytes], tag: str = "m"):
-    """Send the pairs; pair i ranks on replica i mod R and rewards on the next one."""
+                bodies: list[bytes], tag: str = "m", flood_rate: float = 0.0, flood_counts: dict | None = None):
+    """Send the pairs; pair i ranks on replica i mod R and rewards on the next one (and, with
+    ``flood_rate``, that many 10,000-action rank requests a second to the first replica meanwhile)."""
     lat_rank, lat_reward, lat_pair, lat_sched = [], [], [], []
     acked = {"rank": 0, "reward": 0, "errors": 0}
     per_conn = rate / conns if rate > 0 else 0.0
@@ -246,7 +273,9 @@ async def drive(ports: list[int], key: str, rate: float, seconds: float, conns: 
             c.close()
 
     t0 = time.perf_counter()
-    await asyncio.gather(*(worker(w) for w in range(conns)))
+    extra = [flood(ports[0], key, flood_rate, seconds, shape.rank_path, flood_counts if flood_counts is not None
+                   else {})] if flood_rate > 0 else []
+    await asyncio.gather(*(worker(w) for w in range(conns)), *extra)
     wall = time.perf_counter() - t0
     acked["offered"] = n_pairs if n_pairs is not None else len(lat_pair)
     return wall, acked, *(np.array(a) for a in (lat_rank, lat_reward, lat_pair, lat_sched))
@@ -318,7 +347,7 @@ def _wait_healthy(ports: list[int], procs: list[subprocess.Popen]) -> None:
 
 
 def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str = "FULL", shape: str = "numeric",
-        backend: str = "sqlite", replicas: int = 2) -> dict:
+        backend: str = "sqlite", replicas: int = 2, flood_rate: float = 0.0) -> dict:
     """Start the service(s), drive them, check the log; returns the numbers of the table row."""
     import httpx
 
@@ -350,7 +379,9 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
         warm = st.stats()
         st.close()
         cpu0, own0 = sum(cpu_seconds(p.pid) for p in procs), time.process_time()
-        wall, acked, lr, lw, lp, ls = _arun(drive(ports, key, rate, seconds, conns, sh, bodies))
+        flood_counts: dict = {}
+        wall, acked, lr, lw, lp, ls = _arun(drive(ports, key, rate, seconds, conns, sh, bodies, flood_rate=flood_rate,
+                                                  flood_counts=flood_counts))
         cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0
         own = time.process_time() - own0
         st = open_storage(db, create=False)
@@ -376,7 +407,8 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
         "pair_p50_ms": q(lp, 50), "pair_p99_ms": q(lp, 99), "pair_p99_sched_ms": q(ls, 99),
         "server_cpu_us_per_pair": cpu / max(lp.size, 1) * 1e6,
         "generator_cpu_us_per_pair": own / max(lp.size, 1) * 1e6,
-        "conns": conns, "rate": rate, "sync": sync if backend == "sqlite" else "synchronous_commit=on",
+        "conns": conns, "rate": rate, "flood_rate": flood_rate,
+        "flood_statuses": {str(k): v for k, v in sorted(flood_counts.items())}, "sync": sync if backend == "sqlite" else "synchronous_commit=on",
     }
 
 
@@ -389,9 +421,10 @@ def main(argv=None) -> int:
     ap.add_argument("--shape", default="numeric", choices=sorted(SHAPES))
     ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
     ap.add_argument("--replicas", type=int, default=2, help="replicas on the PostgreSQL backend")
+    ap.add_argument("--flood", type=float, default=0.0, help="10,000-action rank requests a second sent meanwhile")
     args = ap.parse_args(argv)
-    print(json.dumps(run(args.seconds, args.rate, args.conns, args.sync, args.shape, args.backend, args.replicas),
-                     indent=1))
+    print(json.dumps(run(args.seconds, args.rate, args.conns, args.sync, args.shape, args.backend, args.replicas,
+                         args.flood), indent=1))
     return 0
 
 

@@ -176,5 +176,5 @@ def test_serve_model_refusals(tmp_path):
     assert engine.learner.gamma_scale == 5.0 and engine.learner.weights_.any()
     engine.storage.close()
     nf.CatalogueSquareCB(features="hashed", bits=13, seed=0).save(tmp_path / "other.npz")
-    with pytest.raises(ValueError, match="serves model's bits = 12; --model's bits 13 differs"):
+    with pytest.raises(ValueError, match="serves model's bits = 12; model's bits 13 differs"):
         create_app(ServiceConfig(db=tmp_path / "ok.db", model=tmp_path / "other.npz", action_features=True))

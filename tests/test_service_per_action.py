@@ -50,14 +50,14 @@ def test_per_action_rates_build_the_learner_and_are_kept(tmp_path):
     # the database keeps them: the same list restarts, another is refused naming the option
     with TestClient(create_app(config(tmp_path))):
         pass
-    with pytest.raises(ValueError, match="--rho0"):
+    with pytest.raises(ValueError, match="serves rho0 = "):
         create_app(config(tmp_path, rho0=[0.2, 0.3, 0.0, 0.0]))
 
 
 @pytest.mark.parametrize("kw, match", [
     ({"rho0": [0.3, 0.3, 0.0]}, "one rate per action: 4 rates"),
     ({"rho0": [0.3, 0.3, 0.6, 0.0]}, "below 1 for action 2"),
-    ({"rho1": [0.1, -0.1, 0.0, 0.0]}, "--rho1 must be in \\[0, 1\\)"),
+    ({"rho1": [0.1, -0.1, 0.0, 0.0]}, "rho1 must be in \\[0, 1\\)"),
     ({"rho0": [0.1] * 4, "rho1": [0.1] * 5, "n_classes": None}, "as many rates"),
     ({"rho0": [0.1] * 4, "n_classes": None, "n_features": None, "action_features": True}, "numbered actions"),
 ])

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pg_cluster import cluster, new_database
+from pg_cluster import cluster, new_database, restart
 
 pytest.importorskip("fastapi")
 
@@ -25,6 +25,7 @@ with warnings.catch_warnings():
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
 from noisyfeedback.service.learner import make_learner  # noqa: E402
+from noisyfeedback.service.replication import replica_stream  # noqa: E402
 from noisyfeedback.service.stores import open_storage  # noqa: E402
 
 K, D = 5, 4
@@ -127,7 +128,7 @@ def test_two_replicas_learn_every_reward_and_equal_an_offline_replay(dsn, tmp_pa
         assert_same_model(ea.learner, replay)
         # each replica's stream: its initial stream advanced by its own logged draws (150 events each)
         for e in (ea, eb):
-            again = e._replica_stream(e.learner)
+            again = replica_stream(e.storage, e.learner, e.replica)
             again.random(own_stream_draws(dsn, e.replica))
             assert again.bit_generator.state == e.learner.rng_.bit_generator.state
         assert ea.learner.rng_.bit_generator.state != eb.learner.rng_.bit_generator.state
@@ -200,9 +201,9 @@ def test_an_event_id_two_replicas_rank_is_logged_once(dsn, tmp_path):
 
 
 def test_replica_refusals(dsn, tmp_path):
-    with pytest.raises(ValueError, match="--replica needs a PostgreSQL log"):
+    with pytest.raises(ValueError, match="replica needs a PostgreSQL log"):
         ServiceConfig(db=tmp_path / "svc.db", learner="RCNBF", n_classes=3, n_features=2, replica="a").check()
-    with pytest.raises(ValueError, match="--replica must be"):
+    with pytest.raises(ValueError, match="replica must be"):
         config(dsn, tmp_path, "a b").check()
     ServiceConfig(db=dsn, learner="SquareCB", action_features=True, snapshot_dir=tmp_path, replica="a").check()
     app = create_app(config(dsn, tmp_path, "a"))
@@ -296,7 +297,7 @@ def test_two_action_feature_replicas_learn_every_reward_and_equal_an_offline_rep
         assert_same_model(ea.learner, replay)
         assert ea.learner.rng_.bit_generator.state != eb.learner.rng_.bit_generator.state
         for e in (ea, eb):  # each stream: its initial stream advanced by its own logged draws
-            again = e._replica_stream(e.learner)
+            again = replica_stream(e.storage, e.learner, e.replica)
             again.random(own_stream_draws(dsn, e.replica))
             assert again.bit_generator.state == e.learner.rng_.bit_generator.state
         state_b = eb.learner.rng_.bit_generator.state
@@ -304,3 +305,78 @@ def test_two_action_feature_replicas_learn_every_reward_and_equal_an_offline_rep
     with TestClient(app_b2):
         assert app_b2.state.engine.learner.rng_.bit_generator.state == state_b
         assert_same_model(app_b2.state.engine.learner, replay)
+
+
+def test_a_duplicate_replica_name_is_refused_at_start(dsn, tmp_path):
+    """A name another process serves under (its session holds the name's advisory lock) is refused."""
+    import psycopg
+
+    from noisyfeedback.service.storage_pg import REPLICA_LOCK
+
+    create_app(config(dsn, tmp_path, "a")).state.engine.storage.close()  # the log exists
+    other = psycopg.connect(dsn, autocommit=True, application_name="another serve")
+    try:
+        assert other.execute("SELECT pg_try_advisory_lock(%s, hashtext('a'))", (REPLICA_LOCK,)).fetchone()[0]
+        with pytest.raises(ValueError, match="another process serves as replica 'a' of this log"):
+            create_app(config(dsn, tmp_path, "a"))
+        with TestClient(create_app(config(dsn, tmp_path, "b"))) as b:  # another name starts
+            assert b.get("/health").status_code == 200
+    finally:
+        other.close()  # the other process ends: the name is free
+    with TestClient(create_app(config(dsn, tmp_path, "a"))) as again:
+        assert again.get("/health").json()["replica"] == "a"
+
+
+def test_replicas_serve_again_after_a_postgresql_restart_and_equal_a_replay(cluster_dsn, tmp_path):
+    """The server restarts under a burst of requests: each fails with 503 (never 500, never the driver's
+    text) or succeeds, /health says 503 while the database is away, then both replicas serve again
+    without a restart of their own; nothing acknowledged is lost and both models equal a replay."""
+    import threading
+
+    dsn = new_database(cluster_dsn)
+    key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
+    app_a, app_b = create_app(config(dsn, tmp_path, "a")), create_app(config(dsn, tmp_path, "b"))
+    with TestClient(app_a) as a, TestClient(app_b) as b:
+        drive([a, b], key, 20)
+        down = threading.Event()
+        restarter = threading.Thread(target=lambda: (down.set(), restart(cluster_dsn, down=1.0)))
+        restarter.start()
+        down.wait()
+        rng = np.random.default_rng(5)
+        acked, statuses, healths = {}, set(), set()
+        t0 = time.monotonic()
+        k = 0
+        while restarter.is_alive() or k < 10:
+            c = (a, b)[k % 2]
+            r = c.post("/rank", json={"context": rng.normal(size=D).tolist(), "event_id": f"burst{k}"}, headers=key)
+            statuses.add(r.status_code)
+            assert r.status_code in (200, 503), r.text
+            assert "psycopg" not in r.text and "connection" not in r.text.lower(), r.text
+            if r.status_code == 200:
+                w = (b, a)[k % 2].post("/reward", json={"event_id": f"burst{k}", "reward": 1}, headers=key)
+                assert w.status_code in (200, 503), w.text
+                if w.status_code == 200:
+                    acked[f"burst{k}"] = 1
+            healths.add(c.get("/health").status_code)
+            k += 1
+            time.sleep(0.02)
+        restarter.join()
+        assert 503 in healths and 503 in statuses  # the outage was seen, and said so
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and {a.get("/health").status_code, b.get("/health").status_code} != {200}:
+            time.sleep(0.1)
+        assert {a.get("/health").status_code, b.get("/health").status_code} == {200}
+        assert time.monotonic() - t0 < 30
+        drive([a, b], key, 20, seed=1, prefix="after")  # both serve again: rank on one, reward on the other
+        wait_caught_up([a, b], dsn)
+        st = open_storage(dsn, create=False)
+        logged = {r[1] for r in st.log() if r[12] is not None}
+        st.close()
+        assert set(acked) <= logged  # every acknowledged reward is in the log
+        replay, rows = offline_replay(dsn)
+        assert_same_model(app_a.state.engine.learner, replay)
+        assert_same_model(app_b.state.engine.learner, replay)
+        text = a.get("/metrics", headers=key).text
+        assert 'nf_events_total{replica="a"}' in text
+        rewards = [ln for ln in text.splitlines() if ln.startswith("nf_rewards_total ")][0]
+        assert float(rewards.split()[1]) == len(rows)  # each reward counted once

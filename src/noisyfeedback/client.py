@@ -16,9 +16,11 @@ Needs ``httpx`` (the ``client`` or ``service`` extra).
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from typing import Any, Mapping, Sequence
+from urllib.parse import quote
 
 __all__ = ["Client", "ServiceRefused"]
 
@@ -31,6 +33,15 @@ class ServiceRefused(Exception):
     def __init__(self, status: int, detail: Any):
         super().__init__(f"{status}: {detail}")
         self.status, self.detail = status, detail
+
+
+def _path_id(event_id: str) -> str:
+    """An event id as one segment of a URL path: percent-encoded ('/', '?', '#' included); '.' and '..',
+    which a URL resolves as path steps, are refused."""
+    text = str(event_id)
+    if text in ("", ".", ".."):
+        raise ValueError(f"event_id {text!r} cannot be sent in a URL path.")
+    return quote(text, safe="")
 
 
 def _actions(actions) -> list[dict]:
@@ -48,6 +59,12 @@ class Client:
 
     def __init__(self, base_url: str, key: str, *, timeout: float = 10.0, retries: int = 3, backoff: float = 0.05,
                  session=None):
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"The 'retries' parameter of Client must be an integer >= 0. Got {retries!r} instead.")
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or not math.isfinite(backoff) \
+                or backoff < 0:
+            raise ValueError(f"The 'backoff' parameter of Client must be a finite number >= 0. Got {backoff!r} "
+                             "instead.")
         if session is None:
             try:
                 import httpx
@@ -120,7 +137,7 @@ class Client:
 
     def activate(self, event_id: str) -> dict:
         """Activate an event ranked with ``defer_activation=True`` (its result was shown)."""
-        return self._post(f"/events/{event_id}/activate")
+        return self._post(f"/events/{_path_id(event_id)}/activate")
 
     def close(self) -> None:
         if self._owned:

@@ -21,13 +21,27 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .engine import Engine, ServiceConfig, ServiceError
+from .config import ServiceConfig
+from .engine import Engine
+from .errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized, Unavailable, Unsupported
 from .metrics import Metrics
 from .routers import admin, rank
 from .routers._common import json_response
 from .schemas import RankRequest, RewardRequest
 
-__all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth"]
+__all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth", "status_of"]
+
+#: the HTTP status of each kind of refusal (:mod:`.errors`)
+STATUS = {Invalid: 422, NotFound: 404, Conflict: 409, Unavailable: 503, Unauthorized: 401, Forbidden: 403,
+          Unsupported: 501}
+
+
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of a refusal: its kind's (the nearest base class in :data:`STATUS`), else 500."""
+    for kind in type(exc).__mro__:
+        if kind in STATUS:
+            return STATUS[kind]
+    return 500
 
 
 def _error_body(status: int, message: str, field: str | None) -> dict:
@@ -108,6 +122,24 @@ def json_depth(raw: bytes, limit: int) -> int:
     return int(step.cumsum().max(initial=0))
 
 
+#: bodies from this size on are counted for their actions before they are validated
+LARGE_BODY = 16 << 10
+
+
+def too_many_actions(raw: bytes, limit: int) -> int:
+    """The number of actions of a large JSON body when it lists more than ``limit`` (0 otherwise): a fast
+    parse (orjson) of the bodies that could, so that a body of thousands of actions is refused before the
+    full validation of its structure, which costs far more."""
+    if len(raw) < LARGE_BODY or raw.count(b'"actions"') == 0:
+        return 0
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return 0  # the validation says what is wrong
+    actions = obj.get("actions") if isinstance(obj, dict) else None
+    return len(actions) if isinstance(actions, list) and len(actions) > limit else 0
+
+
 class Limits:
     """Pure ASGI middleware: the request limits, checked before FastAPI parses anything, and the request
     metrics (labelled by the route's template, or ``unmatched``: never the raw path)."""
@@ -116,6 +148,7 @@ class Limits:
         self.app, self.metrics = app, metrics
         self.templates: set[str] = set()  # the templates routed so far (all without path parameters)
         self.max_body, self.max_header, self.max_depth = cfg.max_body, cfg.max_header, cfg.max_depth
+        self.max_actions = cfg.max_actions
 
     async def _refuse(self, send, status: int, message: str, field: str | None, path: str = "") -> None:
         if path.startswith(PERSONALIZER_PATHS):
@@ -192,6 +225,10 @@ class Limits:
         if json_depth(data, self.max_depth) > self.max_depth:
             return await self._refuse(send, 422, f"JSON nested deeper than {self.max_depth} levels.", None,
                                       scope.get("path", ""))
+        n = too_many_actions(data, self.max_actions)
+        if n:
+            return await self._refuse(send, 422, f"{n} actions; a request may list at most {self.max_actions}.",
+                                      "actions", scope.get("path", ""))
         done = [False]
 
         async def replay():
@@ -208,10 +245,11 @@ def _add_error_handlers(app: FastAPI) -> None:
     Personalizer routes (:func:`personalizer_error`, status 400 for an invalid request)."""
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
+        status = status_of(exc)
         if request.url.path.startswith(PERSONALIZER_PATHS):
-            status = personalizer_status(exc.status)
+            status = personalizer_status(status)
             return json_response(personalizer_error(status, exc.message, exc.field), status)
-        return json_response(_error_body(exc.status, exc.message, exc.field), exc.status)
+        return json_response(_error_body(status, exc.message, exc.field), status)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):  # FastAPI's own 400/404/405

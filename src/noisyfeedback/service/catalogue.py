@@ -20,9 +20,7 @@ Personalizer does) and never learned.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import struct
 import time
 from collections import OrderedDict
 from typing import Any
@@ -30,201 +28,19 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .. import build, registry
 from ..catalogue import CandidateRounds
-from ..hashing import FeatureHasher, HashedRows
-from .engine import Engine, ServiceConfig, ServiceError
+from ..hashing import FeatureHasher
+from .catalogue_models import catalogue_class, catalogue_learners, load_catalogue_model, make_catalogue_learner
+from .config import ServiceConfig
+from .engine import UNAVAILABLE, UNWRITTEN, Engine
+from .errors import ConfigError, Conflict, Invalid, NotFound, ServiceError, Unavailable, literal
+from .recovery import refuse_differences
+from .replication import void_event_id
+from .rounds import canonical_namespaces, decode_round, encode_round, request_digest, rounds_of
 from .storage import EventRow, RewardOutcome, encode_action
 
-__all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "load_catalogue_model", "encode_round",
-           "decode_round", "canonical_namespaces", "request_digest", "open_engine"]
-
-_HEAD = struct.Struct("<I")
-
-
-def catalogue_learners() -> list[str]:
-    """The learners an action-feature service can deploy (the catalogue family)."""
-    return registry.learners_where(family="catalogue")
-
-
-def _catalogue_class(name: str):
-    """The catalogue learner for ``name``: a catalogue learner itself, or the catalogue twin of an index
-    learner ("SquareCB" -> CatalogueSquareCB)."""
-    try:
-        return build.catalogue_learner_class(name)
-    except build.UnknownName:
-        raise ValueError(f"--learner {name!r} has no action-feature form; --action-features serves: "
-                         f"{', '.join(catalogue_learners())} (also by their index names, e.g. SquareCB).") from None
-
-
-def _start_state(learner) -> None:
-    """Create a fresh learner's state (weights, random stream; parameters validated) through its public
-    API: the distribution of a round without features (nothing is drawn)."""
-    learner.action_probabilities(CandidateRounds.from_features([{}], [[{}]]))
-
-
-def make_catalogue_learner(cfg: ServiceConfig):
-    """A fresh catalogue learner from the configuration: hashed features (``bits``, ``interactions``)."""
-    if cfg.learner is None:
-        raise ValueError("give --learner (e.g. SquareCB) with --action-features.")
-    klass = _catalogue_class(cfg.learner)
-    params = dict(cfg.params)
-    if params.get("features", "hashed") != "hashed":
-        raise ValueError("--action-features hashes the features of each request: leave out features=...")
-    params["features"] = "hashed"
-    if cfg.bits is not None:
-        params["bits"] = int(cfg.bits)
-    if cfg.interactions is not None:
-        params["interactions"] = tuple(cfg.interactions)
-    for k, v in (("rho0", cfg.rho0), ("rho1", cfg.rho1)):
-        if v and k not in params:
-            params[k] = v
-    try:
-        learner = build.build_learner(klass, **params)
-        _start_state(learner)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{klass.__name__}: {exc}") from None
-    return learner
-
-
-def load_catalogue_model(cfg: ServiceConfig):
-    """The catalogue learner of ``--model``: a model written by ``noisyfeedback train`` (or a hashed catalogue
-    learner's ``save``), served as it was trained and learning on from there. Requests are hashed as the
-    trainer hashed its examples (VW's rules for JSON and text, :mod:`noisyfeedback.hashing`), so a request's
-    ``{"User": {"age": 3}}`` reaches the weights of a VW line's ``|User age:3``. ``--learner``, ``--bits``,
-    ``--interaction``, ``--rho0``/``--rho1`` may be left out; given, they must agree with the model."""
-    from pathlib import Path
-
-    from ..base import load
-
-    path = Path(cfg.model)
-    if path.is_dir():
-        raise ValueError(f"--model {str(path)!r} is a folder; give a model file (.npz) written by 'noisyfeedback "
-                         "train'.")
-    if not path.is_file():
-        raise ValueError(f"--model {str(path)!r}: no such file.")
-    try:
-        learner = load(path)
-    except (ValueError, TypeError, KeyError, OSError) as exc:
-        msg = str(exc)
-        raise ValueError(msg if str(path) in msg else f"--model {str(path)!r}: {msg}") from None
-    name = type(learner).__name__
-    if name not in catalogue_learners():
-        raise ValueError(f"--model {str(path)!r} holds a {name}; --action-features serves the catalogue learners "
-                         f"({', '.join(catalogue_learners())}), as 'noisyfeedback train' writes them.")
-    if learner.features != "hashed":
-        raise ValueError(f"--model {str(path)!r} holds a {name} of dense features; --action-features hashes each "
-                         "request's features: train with features='hashed' (as 'noisyfeedback train' does).")
-    params = learner.get_params()
-    given = [("--learner", None if cfg.learner is None else _catalogue_class(cfg.learner).__name__, name),
-             ("--bits", cfg.bits, params["bits"]),
-             ("--interaction", None if cfg.interactions is None else tuple(cfg.interactions),
-              None if params["interactions"] is None else tuple(params["interactions"]))]
-    given += [(f"--{k}", None if getattr(cfg, k) is None else float(getattr(cfg, k)), float(params[k]))
-              for k in ("rho0", "rho1")]
-    for opt, new, stored in given:
-        if new is not None and new != stored:
-            raise ValueError(f"--model {str(path)!r} was trained with {opt.lstrip('-')} = {stored!r}; {opt} {new!r} "
-                             "differs (leave the option out to serve the model as trained).")
-    fixed = {"features", "bits", "interactions", "rho0", "rho1"} & set(cfg.params)
-    if fixed:
-        raise ValueError(f"--param {min(fixed)}=... cannot change a trained model's features or flip rates.")
-    valid = learner.get_params()
-    try:
-        for k, v in cfg.params.items():  # e.g. exploration: set on the trained model (set_params would reset it)
-            if k not in valid:
-                raise ValueError(f"Invalid parameter {k!r} for {name}. Valid parameters: {sorted(valid)}.")
-            setattr(learner, k, v)
-        _start_state(learner)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{name}: {exc}") from None
-    return learner
-
-
-# ------------------------------------------------------------------ the logged round
-def encode_round(rounds: CandidateRounds, ids: list[str], slots: list[str] | None, probs: np.ndarray) -> bytes:
-    """One hashed round as bytes: a JSON head (namespaces, action ids, slot ids, sizes), then the context
-    and item rows (indptr, hashes, values, namespace ids) and each slot's probability, little-endian."""
-    c, a = rounds.context, rounds.items
-    head = orjson.dumps({"ns": list(c.namespaces), "ids": ids, "slots": slots, "nc": int(c.hashes.shape[0]),
-                         "na": int(a.hashes.shape[0]), "nr": int(a.n_rows), "k": int(probs.shape[0])})
-    parts = [_HEAD.pack(len(head)), head]
-    for arr, dt in ((c.indptr, "<i8"), (c.hashes, "<i8"), (c.values, "<f8"), (c.ns, "<i8"), (a.indptr, "<i8"),
-                    (a.hashes, "<i8"), (a.values, "<f8"), (a.ns, "<i8"), (probs, "<f8")):
-        parts.append(np.ascontiguousarray(arr, dtype=dt).tobytes())
-    return b"".join(parts)
-
-
-def decode_round(blob: bytes) -> dict[str, Any]:
-    """Inverse of :func:`encode_round`: the head's fields plus ``context``, ``items`` (HashedRows) and
-    ``probs``."""
-    (n,) = _HEAD.unpack_from(blob, 0)
-    head = orjson.loads(blob[4:4 + n])
-    pos = 4 + n
-
-    def take(count, dt):
-        nonlocal pos
-        arr = np.frombuffer(blob, dtype=dt, count=count, offset=pos)
-        pos += 8 * count
-        return arr.astype(dt[1:] if dt[0] == "<" else dt)
-
-    names = tuple(head["ns"])
-    nc, na, nr = head["nc"], head["na"], head["nr"]
-    c = HashedRows(take(2, "<i8"), take(nc, "<i8"), take(nc, "<f8"), take(nc, "<i8"), names)
-    a = HashedRows(take(nr + 1, "<i8"), take(na, "<i8"), take(na, "<f8"), take(na, "<i8"), names)
-    return {**head, "context": c, "items": a, "probs": take(head["k"], "<f8")}
-
-
-def rounds_of(records: list[dict]) -> CandidateRounds:
-    """Logged rounds as one CandidateRounds (namespace ids mapped onto the union of their names)."""
-    names: dict[str, int] = {}
-    maps = []
-    for r in records:
-        maps.append(np.array([names.setdefault(n, len(names)) for n in r["context"].namespaces] or [0], np.int64))
-    all_names = tuple(names)
-
-    def cat(side: str) -> HashedRows:
-        indptr, hashes, values, ns = [np.zeros(1, np.int64)], [], [], []
-        base = 0
-        for r, m in zip(records, maps):
-            h = r[side]
-            indptr.append(h.indptr[1:] + base)
-            base += int(h.indptr[-1])
-            hashes.append(h.hashes)
-            values.append(h.values)
-            ns.append(m[h.ns] if h.ns.size else h.ns)
-        return HashedRows(np.concatenate(indptr), np.concatenate(hashes), np.concatenate(values),
-                          np.concatenate(ns), all_names)
-
-    off = np.zeros(len(records) + 1, np.int64)
-    np.cumsum([r["nr"] for r in records], out=off[1:])
-    return CandidateRounds(cat("context"), cat("items"), off)
-
-
-def canonical_namespaces(rounds: CandidateRounds, interactions) -> CandidateRounds:
-    """The rounds with each namespace replaced by its class under ``interactions`` (VW's -q pairs of first
-    letters): its first letter when a pair names that letter, else one class for all the others ("" ; every
-    namespace in one class when ``interactions`` is None). Which feature pairs interact is unchanged (the
-    learners read namespaces only through that table, and the table is all ones exactly when it was), so
-    the model computes the same bits; the table stays small whatever names a request invents, and logged
-    rounds share their namespace classes."""
-    names = rounds.context.namespaces
-    letters = set() if interactions is None else {ch for pair in interactions for ch in pair} - {":"}
-    cls = [n[:1] if n[:1] in letters else "" for n in names]
-    uniq = list(dict.fromkeys(cls)) or [""]
-    idmap = np.array([uniq.index(c) for c in cls] or [0], np.int64)
-
-    def remap(h: HashedRows) -> HashedRows:
-        return HashedRows(h.indptr, h.hashes, h.values, idmap[h.ns] if h.ns.size else h.ns, tuple(uniq))
-
-    return CandidateRounds(remap(rounds.context), remap(rounds.items), rounds.offsets)
-
-
-def request_digest(kind: str, context_features, actions, excluded, slots, defer: bool) -> str:
-    """The SHA-256 of a rank request's content (the same for its native and Personalizer forms)."""
-    body = orjson.dumps([kind, context_features, actions, sorted(set(excluded or ())), slots, bool(defer)],
-                        option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(body).hexdigest()
+__all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "encode_round", "decode_round",
+           "canonical_namespaces", "request_digest", "open_engine", "rounds_of", "load_catalogue_model"]
 
 
 class CatalogueEngine(Engine):
@@ -248,32 +64,28 @@ class CatalogueEngine(Engine):
     def _check_config(self, conf: dict) -> None:
         cfg = self.cfg
         if not conf.get("action_features"):
-            raise ValueError(f"the database {self.db} serves the numeric API ({conf['class']}); leave out "
-                             "--action-features, or use a new --db.")
+            raise ConfigError(f"the database {literal(self.db)} serves the numeric API ({literal(conf['class'])}); "
+                              "leave out {}, or use a new database.", "action_features")
         given = []
         if cfg.model is not None:
             other = load_catalogue_model(cfg)
             inter = other.get_params()["interactions"]
-            given += [("--model's learner", conf["class"], type(other).__name__),
-                      ("--model's bits", conf["bits"], int(other.bits)),
-                      ("--model's interactions", conf["interactions"], None if inter is None else list(inter))]
+            given += [("model's learner", conf["class"], type(other).__name__),
+                      ("model's bits", conf["bits"], int(other.bits)),
+                      ("model's interactions", conf["interactions"], None if inter is None else list(inter))]
         if cfg.learner is not None:
             try:
-                given.append(("--learner", conf["class"], _catalogue_class(cfg.learner).__name__))
+                given.append(("learner", conf["class"], catalogue_class(cfg.learner).__name__))
             except ValueError:
-                given.append(("--learner", conf["class"], cfg.learner))
+                given.append(("learner", conf["class"], cfg.learner))
         if cfg.bits is not None:
-            given.append(("--bits", conf["bits"], int(cfg.bits)))
+            given.append(("bits", conf["bits"], int(cfg.bits)))
         if cfg.interactions is not None:
-            given.append(("--interaction", conf["interactions"], list(cfg.interactions)))
-        for opt, key in (("--rho0", "rho0"), ("--rho1", "rho1")):
+            given.append(("interactions", conf["interactions"], list(cfg.interactions)))
+        for key in ("rho0", "rho1"):
             if getattr(cfg, key) is not None:
-                given.append((opt, conf[key], float(getattr(cfg, key))))
-        for opt, stored, new in given:
-            if stored != new:
-                raise ValueError(f"the database {self.db} serves {opt.lstrip('-')} = {stored!r}; {opt} {new!r} "
-                                 "differs. Start with the database's configuration (or leave the option out), or "
-                                 "use a new --db.")
+                given.append((key, conf[key], float(getattr(cfg, key))))
+        refuse_differences(self.db, given)
 
     #: rounds of recent events kept for learning their rewards without decoding the log (bounded)
     RECENT_EVENTS, RECENT_BYTES = 4096, 32 << 20
@@ -323,8 +135,8 @@ class CatalogueEngine(Engine):
 
     def set_mode(self, mode: str) -> None:
         if mode != "online":
-            raise ServiceError(422, "an action-feature service runs online only (apprentice mode is for the "
-                                    "numeric API).", "mode")
+            raise Invalid("mode", "an action-feature service runs online only (apprentice mode is for the "
+                                    "numeric API).")
         super().set_mode(mode)
 
     # ------------------------------------------------------------ requests
@@ -332,17 +144,16 @@ class CatalogueEngine(Engine):
         """The request's round (allowed actions only), the positions of the allowed actions in the request
         and all action ids; 422 naming the field for anything the learner cannot take."""
         if len(actions) > self.cfg.max_actions:
-            raise ServiceError(422, f"{len(actions)} actions; a request may list at most {self.cfg.max_actions}.",
-                               "actions")
+            raise Invalid("actions", f"{len(actions)} actions; a request may list at most {self.cfg.max_actions}.")
         ids = [a["id"] for a in actions]
         if len(set(ids)) != len(ids):
             seen = set()
             dup = next(i for i in ids if i in seen or seen.add(i))
-            raise ServiceError(422, f"action id {dup!r} is given twice.", "actions")
+            raise Invalid("actions", f"action id {dup!r} is given twice.")
         out = set(excluded or ())
         allowed = [i for i, a in enumerate(ids) if a not in out]
         if not allowed:
-            raise ServiceError(422, "every action is excluded.", "excluded_actions")
+            raise Invalid("excluded_actions", "every action is excluded.")
         if len(self._hashes) > self.MAX_HASHES:  # feature strings are unbounded (ids, prices as text)
             self._hashes.clear()
         hasher = FeatureHasher(hashes=self._hashes)
@@ -352,7 +163,7 @@ class CatalogueEngine(Engine):
                                                    hasher=hasher)
         except (TypeError, ValueError, OverflowError) as exc:
             field = "actions" if str(exc).startswith("actions") else "context_features"
-            raise ServiceError(422, f"the features cannot be hashed: {exc}", field) from None
+            raise Invalid(field, f"the features cannot be hashed: {exc}") from None
         return canonical_namespaces(rounds, self.learner.interactions), allowed, ids
 
     async def _idempotent(self, event_id: str | None, digest: str):
@@ -363,39 +174,36 @@ class CatalogueEngine(Engine):
         pending = self._pending_answers.get(event_id)
         if pending is not None:
             if pending[0] != digest:
-                raise ServiceError(409, f"event_id {event_id!r} is already in the log with another request.",
-                                   "event_id")
+                raise Conflict(f"event_id {event_id!r} is already in the log with another request.", "event_id")
             return await asyncio.shield(pending[1])
         if event_id in self._pending_ids:
-            raise ServiceError(409, f"event_id {event_id!r} is already in the log.", "event_id")
+            raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
         logged = self.storage.event_answer(event_id)
         if logged is None:
             return None
         if logged[0] is None or logged[0] != digest or logged[1] is None:
-            raise ServiceError(409, f"event_id {event_id!r} is already in the log with another request.",
-                               "event_id")
+            raise Conflict(f"event_id {event_id!r} is already in the log with another request.", "event_id")
         return orjson.loads(logged[1])
 
     async def rank_features(self, context_features, actions: list[dict], excluded=None, event_id: str | None = None,
                             defer: bool = False, slots: list[dict] | None = None) -> dict:
         """Rank ``actions`` for a context: one action (``slots`` None) or one per slot."""
         if not self.healthy:
-            raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
+            raise Unavailable(UNAVAILABLE)
         k = self.n_slots  # the most slots a request may name (the learner draws k, the request's are shown)
         excl_slots = None
         if slots is not None:
             if len(slots) > k:
-                raise ServiceError(422, f"this service fills at most {k} slot{'s' if k > 1 else ''} a request "
-                                        f"(n_slots); got {len(slots)}.", "slots")
+                raise Invalid("slots", f"this service fills at most {k} slot{'s' if k > 1 else ''} a request "
+                                        f"(n_slots); got {len(slots)}.")
             slot_ids = [s["id"] for s in slots]
             if len(set(slot_ids)) != len(slot_ids):
-                raise ServiceError(422, "slot ids must be distinct.", "slots")
+                raise Invalid("slots", "slot ids must be distinct.")
             action_ids = {a["id"] for a in actions}
             for j, s in enumerate(slots):
                 b = s.get("baseline_action")
                 if b is not None and b not in action_ids:
-                    raise ServiceError(422, f"baseline action {b!r} is not among the actions.",
-                                       f"slots.{j}.baseline_action")
+                    raise Invalid(f"slots.{j}.baseline_action", f"baseline action {b!r} is not among the actions.")
             if any(s.get("excluded_actions") for s in slots):
                 excl_slots = [set(s.get("excluded_actions") or ()) for s in slots]
         digest = request_digest("multislot" if slots is not None else "rank", context_features, actions, excluded,
@@ -407,8 +215,8 @@ class CatalogueEngine(Engine):
         learner = self.learner
         dist = np.asarray(learner.action_probabilities(rounds), dtype=np.float64)
         if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - 1.0) <= 1e-6):
-            raise ServiceError(422, "the model gives no finite distribution for these features (their values are "
-                                    "too extreme); nothing was drawn or logged.", "context_features")
+            raise Invalid("context_features", "the model gives no finite distribution for these features (their values are "
+                                    "too extreme); nothing was drawn or logged.")
         # logged as the event's greedy choice: the most probable candidates (the policies' probabilities
         # increase with the score), without another pass over the model
         greedy = np.argsort(-dist, kind="stable")[:k].tolist()
@@ -428,12 +236,12 @@ class CatalogueEngine(Engine):
         greedy = greedy[:shown]
         if chosen[0] < 0:  # every action excluded from the first slot: nothing to show first
             learner.rng_.bit_generator.state = state
-            raise ServiceError(422, "every action is excluded from the first slot.", "slots.0.excluded_actions")
+            raise Invalid("slots.0.excluded_actions", "every action is excluded from the first slot.")
         n_draws = int(learner.draws_per_round)
         seq = self.next_event_seq  # a replica's own count of events
         self.next_event_seq += 1
         if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
-            event_id = f"ev~{seq}" if self.replica is None else f"ev~{self.replica}~{seq}"
+            event_id = void_event_id(self.replica, seq)
         allowed_ids = [ids[i] for i in allowed]
         p_of = dict(zip(allowed_ids, dist.tolist()))
         first = allowed_ids[int(chosen[0])]
@@ -457,10 +265,10 @@ class CatalogueEngine(Engine):
         self._pending_draws += n_draws
         try:
             if await self._write(("event", row)) == 0:  # another replica logged this event_id meanwhile
-                raise ServiceError(409, f"event_id {event_id!r} is already in the log; a retry of the same "
+                raise Conflict(f"event_id {event_id!r} is already in the log; a retry of the same "
                                         "request gets the answer logged with it.", "event_id")
         except BaseException as exc:
-            fut.set_exception(exc if isinstance(exc, ServiceError) else ServiceError(503, str(exc)))
+            fut.set_exception(exc if isinstance(exc, ServiceError) else Unavailable(UNWRITTEN))
             fut.exception()  # retrieved: no warning when no retry waits on it
             raise
         finally:
@@ -475,23 +283,23 @@ class CatalogueEngine(Engine):
         return answer
 
     async def rank(self, context, event_id=None, allowed_actions=None, default_action=None) -> dict:
-        raise ServiceError(422, "this service ranks actions described by features: send context_features and "
-                                "actions.", "context")
+        raise Invalid("context", "this service ranks actions described by features: send context_features and "
+                                "actions.")
 
     async def _reward(self, event_id: str, reward: float, slots: str | None, timestamp: float | None,
                       ignore_inactive: bool = False) -> dict:
         res: RewardOutcome = await self._write(("creward", event_id, float(reward), timestamp, slots))
         if res.status == "unknown":
-            raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
+            raise NotFound(f"no event {event_id!r} in the log.", "event_id")
         if res.status == "inactive" and ignore_inactive:  # Personalizer: "otherwise Rewards will be ignored"
             self.stats["ignored_rewards"] = self.stats.get("ignored_rewards", 0) + 1
             return {"event_id": event_id, "status": "ignored", "model_version": self.model_version}
         if res.status == "inactive":
-            raise ServiceError(409, f"event {event_id!r} was ranked with deferred activation and is not activated: "
+            raise Conflict(f"event {event_id!r} was ranked with deferred activation and is not activated: "
                                     "activate it (POST /events/{id}/activate) when its result is shown; the "
                                     "reward of an event never activated is not learned.", "event_id")
         if res.status == "conflict":
-            raise ServiceError(409, f"event {event_id!r} already has another reward ({res.slots or res.logged_reward}"
+            raise Conflict(f"event {event_id!r} already has another reward ({res.slots or res.logged_reward}"
                                     "); a different reward is rejected.", "reward")
         return {"event_id": event_id, "status": res.status, "model_version": self.model_version}
 
@@ -499,11 +307,11 @@ class CatalogueEngine(Engine):
         """A reward the learner can take: any number in [-1, 1] (a graded reward, fitted as it is), but only
         0 or 1 where the service corrects flipped clicks (``rho0``/``rho1``: the correction holds for clicks)."""
         if not -1.0 <= value <= 1.0:
-            raise ServiceError(422, f"a reward must be in [-1, 1]; got {value!r}.", field)
+            raise Invalid(field, f"a reward must be in [-1, 1]; got {value!r}.")
         if value not in (0.0, 1.0) and (self.conf.get("rho0") or self.conf.get("rho1")):
-            raise ServiceError(422, f"this service corrects flipped clicks (rho0={self.conf.get('rho0')}, "
+            raise Invalid(field, f"this service corrects flipped clicks (rho0={self.conf.get('rho0')}, "
                                     f"rho1={self.conf.get('rho1')}), which holds for 0/1 rewards only; got {value!r}. "
-                                    "Graded rewards need a service without flip rates.", field)
+                                    "Graded rewards need a service without flip rates.")
         return float(value)
 
     async def reward(self, event_id: str, reward: float, timestamp: float | None = None,
@@ -515,8 +323,8 @@ class CatalogueEngine(Engine):
         if self.n_slots > 1:  # an event ranked for slots takes its rewards per slot
             logged = self.storage.event_context(event_id)
             if logged is not None and decode_round(logged[0])["slots"] is not None:
-                raise ServiceError(422, f"event {event_id!r} was ranked for slots: send its rewards per slot "
-                                        "(POST /reward/multislot).", field)
+                raise Invalid(field, f"event {event_id!r} was ranked for slots: send its rewards per slot "
+                                        "(POST /reward/multislot).")
         return await self._reward(event_id, value, None, timestamp, ignore_inactive)
 
     @staticmethod
@@ -530,23 +338,21 @@ class CatalogueEngine(Engine):
         values = [(sid, self._value(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
         logged = self.storage.event_context(event_id)
         if logged is None:
-            raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
+            raise NotFound(f"no event {event_id!r} in the log.", "event_id")
         slot_ids = decode_round(logged[0])["slots"]
         placed = [int(p) >= 0 for p in logged[1].split(",")]
         if slot_ids is None:
-            raise ServiceError(422, f"event {event_id!r} has one action, not slots: send its reward to /reward.",
-                               field)
+            raise Invalid(field, f"event {event_id!r} has one action, not slots: send its reward to /reward.")
         per = [0.0] * len(slot_ids)
         seen = set()
         for j, (sid, v) in enumerate(values):
             if sid not in slot_ids:
-                raise ServiceError(422, f"event {event_id!r} has no slot {sid!r}.", f"{field}.{j}")
+                raise Invalid(f"{field}.{j}", f"event {event_id!r} has no slot {sid!r}.")
             if sid in seen:
-                raise ServiceError(422, f"slot {sid!r} is given twice.", f"{field}.{j}")
+                raise Invalid(f"{field}.{j}", f"slot {sid!r} is given twice.")
             seen.add(sid)
             if v and not placed[slot_ids.index(sid)]:
-                raise ServiceError(422, f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.",
-                                   f"{field}.{j}")
+                raise Invalid(f"{field}.{j}", f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.")
             per[slot_ids.index(sid)] = v
         # the logged slots are the learner's k (those past the request's: 0, never learned)
         per += [0.0] * (len(placed) - len(per))
@@ -555,10 +361,10 @@ class CatalogueEngine(Engine):
 
     async def activate(self, event_id: str) -> dict:
         if not self.healthy:
-            raise ServiceError(503, "the log cannot be written now; retry later (see GET /health).")
+            raise Unavailable(UNAVAILABLE)
         status = await self._write(("activate", event_id, time.time()))
         if status == "unknown":
-            raise ServiceError(404, f"no event {event_id!r} in the log.", "event_id")
+            raise NotFound(f"no event {event_id!r} in the log.", "event_id")
         if status == "activated":
             self.stats["deferred_pending"] -= 1
         return {"event_id": event_id, "status": status}
@@ -582,6 +388,6 @@ def open_engine(cfg: ServiceConfig) -> Engine:
             kind = bool(json.loads(stored).get("action_features"))
             if cfg.action_features and not kind:
                 storage.close()
-                raise ValueError(f"the database {cfg.db} serves the numeric API; leave out --action-features, "
-                                 "or use a new --db.")
+                raise ConfigError(f"the database {literal(cfg.db)} serves the numeric API; leave out {{}}, or "
+                                  "use a new database.", "action_features")
     return (CatalogueEngine if kind else Engine)(cfg, storage)

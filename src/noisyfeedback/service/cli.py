@@ -22,6 +22,28 @@ keys_app = typer.Typer(help="API keys of a service database.", no_args_is_help=T
 DB_HELP = "The service's database (SQLite file or postgresql:// DSN)."
 
 
+#: the flag of each ServiceConfig field whose flag is not its name with dashes
+FLAGS = {"interactions": "--interaction", "synchronous": "--sync", "params": "--param"}
+
+
+def flag(option: str) -> str:
+    """The command line's word for a configuration field: ``n_classes`` -> ``--n-classes``,
+    ``params['gamma']`` -> ``--param gamma``; a field without a flag keeps its name."""
+    if option.startswith("params[") and option.endswith("]"):
+        return f"--param {option[7:-1].strip(chr(39))}"
+    if option == "busy_timeout":
+        return option
+    if option.startswith("model's "):
+        return "--" + option
+    return FLAGS.get(option, "--" + option.replace("_", "-"))
+
+
+def _message(exc: Exception) -> str:
+    from .errors import ConfigError
+
+    return exc.render(flag) if isinstance(exc, ConfigError) else str(exc)
+
+
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"Error: {message}", err=True)
     return typer.Exit(2)
@@ -91,7 +113,7 @@ def keys_revoke(
         raise _fail(str(exc)) from None
     if n == 0:
         raise _fail(f"no key {key[:16]!r}{'...' if len(key) > 16 else ''} in {db}.")
-    typer.echo(f"Revoked the key; requests with it get 401 from now on.")
+    typer.echo("Revoked the key; requests with it get 401 from now on.")
 
 
 def serve(
@@ -134,10 +156,14 @@ def serve(
                                                    "of the log).")] = None,
     poll_interval: Annotated[float, typer.Option("--poll-interval", help="Replicas: seconds between reads of "
                                                  "the rewards other replicas logged, when idle.")] = 0.05,
+    header_timeout: Annotated[float, typer.Option("--header-timeout", min=0.1, max=3600, help="Seconds a request's "
+                                                  "line and headers may take to arrive (408 and closed "
+                                                  "beyond).")] = 10.0,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
-    from .engine import ServiceConfig
+    from .config import ServiceConfig
+    from .errors import ServiceError
     from .learner import parse_param_items, parse_rates
     from .server import run
 
@@ -151,11 +177,11 @@ def serve(
                             max_actions=max_actions, replica=replica, poll_interval=poll_interval)
         cfg.check()
         app = create_app(cfg)
-    except (ValueError, OSError, sqlite3.Error) as exc:
-        raise _fail(str(exc)) from None
+    except (ValueError, OSError, sqlite3.Error, ServiceError) as exc:
+        raise _fail(_message(exc)) from None
     typer.echo(f"noisyfeedback service on http://{host}:{port} (log {db}"
                f"{f', replica {replica}' if replica else ''})", err=True)
-    run(app, host, port, max_header)
+    run(app, host, port, max_header, header_timeout)
 
 
 def export_log(

@@ -13,7 +13,8 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from .auth import hash_key
-from .engine import Engine, ServiceError
+from .engine import Engine
+from .errors import Forbidden, Unauthorized
 
 __all__ = ["bearer", "subscription_key", "get_engine", "role_of", "rank_key", "admin_key", "personalizer_key",
            "EngineDep", "RankKey", "AdminKey", "PersonalizerKey"]
@@ -30,7 +31,7 @@ async def get_engine(request: Request) -> Engine:
 def role_of(engine: Engine, creds: HTTPAuthorizationCredentials | None) -> str:
     """The role of the presented key; 401 without a (known) bearer key."""
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
-        raise ServiceError(401, "an API key is needed: 'Authorization: Bearer KEY'.", "Authorization")
+        raise Unauthorized("an API key is needed: 'Authorization: Bearer KEY'.", "Authorization")
     return _role_of_key(engine, creds.credentials, "Authorization")
 
 
@@ -38,7 +39,7 @@ def _role_of_key(engine: Engine, key: str, field: str) -> str:
     h = hash_key(key)
     role = engine.storage.key_role(h)
     if role is None:
-        raise ServiceError(401, "unknown or revoked API key.", field)
+        raise Unauthorized("unknown or revoked API key.", field)
     engine.touch_key(h)
     return role
 
@@ -55,7 +56,7 @@ async def rank_key(engine: EngineDep, creds: Credentials) -> str:
 async def admin_key(engine: EngineDep, creds: Credentials) -> str:
     """An admin key (403 for a rank key)."""
     if role_of(engine, creds) != "admin":
-        raise ServiceError(403, "this route needs an admin key.", "Authorization")
+        raise Forbidden("this route needs an admin key.", "Authorization")
     return "admin"
 
 
@@ -65,7 +66,7 @@ async def personalizer_key(engine: EngineDep, creds: Credentials,
     if key:
         return _role_of_key(engine, key, "Ocp-Apim-Subscription-Key")
     if creds is None:
-        raise ServiceError(401, "an API key is needed: 'Ocp-Apim-Subscription-Key: KEY' or 'Authorization: "
+        raise Unauthorized("an API key is needed: 'Ocp-Apim-Subscription-Key: KEY' or 'Authorization: "
                                 "Bearer KEY'.", "Ocp-Apim-Subscription-Key")
     return role_of(engine, creds)
 

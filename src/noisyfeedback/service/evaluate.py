@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .engine import ServiceError
 from ..registry import resolve_learner
+from .errors import Invalid
 from .learner import make_learner, parse_param_items, servable_learners
 from .storage import decode_action
 
@@ -59,8 +59,8 @@ def logged_rewarded(logged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 def _finite_policy(policy: np.ndarray, field: str) -> np.ndarray:
     if not (np.isfinite(policy).all() and np.allclose(policy.sum(axis=1), 1.0)):
-        raise ServiceError(422, "the candidate's action probabilities are not a finite distribution on the "
-                                "logged contexts (it diverges with these parameters).", field)
+        raise Invalid(field, "the candidate's action probabilities are not a finite distribution on the "
+                                "logged contexts (it diverges with these parameters).")
     return policy
 
 
@@ -69,32 +69,32 @@ def evaluate_candidate(logged: Logged, candidate: str, params: list[str], estima
     from .. import ope
 
     if logged.m > 1:
-        raise ServiceError(422, "off-policy evaluation of set actions (m > 1) is not supported.", "candidate")
+        raise Invalid("candidate", "off-policy evaluation of set actions (m > 1) is not supported.")
     X, actions, rewards, props = logged_rewarded(logged)
     if X.shape[0] == 0:
-        raise ServiceError(422, "no rewarded events in the log yet.", "candidate")
+        raise Invalid("candidate", "no rewarded events in the log yet.")
     if candidate == "deployed":
         if params:
-            raise ServiceError(422, "the deployed candidate takes no param.", "param")
+            raise Invalid("param", "the deployed candidate takes no param.")
         policy = _finite_policy(np.asarray(logged.deployed.action_probabilities(X), dtype=np.float64), "candidate")
     else:
         try:
             kw = parse_param_items(params, flag="param")
         except ValueError as exc:
-            raise ServiceError(422, str(exc), "param") from None
+            raise Invalid("param", str(exc)) from None
         try:
             klass = resolve_learner(candidate)
         except ValueError as exc:
-            raise ServiceError(422, str(exc), "candidate") from None
+            raise Invalid("candidate", str(exc)) from None
         if klass.__name__ not in servable_learners():
-            raise ServiceError(422, f"{klass.__name__} does not learn from bandit feedback; candidates: "
-                                    f"{', '.join(servable_learners())}.", "candidate")
+            raise Invalid("candidate", f"{klass.__name__} does not learn from bandit feedback; candidates: "
+                                    f"{', '.join(servable_learners())}.")
         try:
             learner = make_learner(candidate, logged.n_classes, logged.n_features, kw, logged.rho0, logged.rho1)
         except ValueError as exc:
-            raise ServiceError(422, str(exc), "param") from None
+            raise Invalid("param", str(exc)) from None
         if learner.feedback_kind != "bandit":
-            raise ServiceError(422, f"{type(learner).__name__} is not a single-action bandit learner.", "candidate")
+            raise Invalid("candidate", f"{type(learner).__name__} is not a single-action bandit learner.")
         policy = np.empty((X.shape[0], logged.n_classes))
         fb = np.round(rewards).astype(np.int64)
         try:
@@ -103,8 +103,7 @@ def evaluate_candidate(logged: Logged, candidate: str, params: list[str], estima
                 policy[a:b] = _finite_policy(learner.action_probabilities(X[a:b]), "param")
                 learner.learn(X[a:b], actions[a:b], fb[a:b], props[a:b])
         except (ValueError, FloatingPointError, OverflowError) as exc:
-            raise ServiceError(422, f"the candidate cannot learn the log with these parameters: {exc}",
-                               "param") from None
+            raise Invalid("param", f"the candidate cannot learn the log with these parameters: {exc}") from None
     with np.errstate(all="ignore"):
         est = ope.evaluate(policy, X, actions, rewards, props, estimator=estimator, rho0=_rates(logged.rho0),
                            rho1=_rates(logged.rho1), alpha=alpha, seed=0)

@@ -101,7 +101,8 @@ class Metrics:
             est, lo, hi = rate_estimate(int(s["rewards"]), s["reward_sum"], s["reward_sq"], engine.rho0,
                                         engine.rho1)
         gauges = [
-            ("nf_events_total", "counter", "Ranked events in the log.", s["events"]),
+            ("nf_events_total", "counter", "Ranked events in the log." if getattr(engine, "replica", None) is None else
+             "Events this replica ranked (label replica; every replica learns every reward).", s["events"]),
             ("nf_rewards_total", "counter", "Accepted rewards in the log.", s["rewards"]),
             ("nf_model_updates_total", "counter", "Rewards the model has learned from (its version).",
              engine.model_version),
@@ -131,8 +132,10 @@ class Metrics:
             ("nf_apprentice_reward_learned_upper", "gauge", "Upper bound of the learned policy's mean reward "
              "(observed where it agrees with the application, 1 elsewhere).", app["reward_learned_upper"]),
         ]
+        label = "" if getattr(engine, "replica", None) is None else f'{{replica="{escape_label(engine.replica)}"}}'
         for name, kind, help_, value in gauges:
-            lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}", f"{name} {_num(value)}"]
+            where = label if name == "nf_events_total" else ""
+            lines += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}", f"{name}{where} {_num(value)}"]
         return "\n".join(lines) + "\n"
 
 

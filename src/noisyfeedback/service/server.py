@@ -3,7 +3,10 @@
 The app checks the size of the request line and headers too (431), but only once the HTTP parser has
 read them whole; here the connection counts the bytes of a request's head as they arrive and answers
 431 (then closes) as soon as they pass the limit, so a huge header is never buffered and never stalls
-the event loop.
+the event loop. A request's head must also arrive whole within ``header_timeout`` seconds of its first
+byte (of the connection, for its first request): a connection that sends its headers slowly is answered
+408 and closed, so slow clients cannot hold connections open for ever (idle keep-alive connections are
+closed by uvicorn's ``timeout_keep_alive``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ import orjson
 __all__ = ["limited_protocol", "run"]
 
 
-def limited_protocol(max_header: int):
+#: seconds a request's line and headers may take to arrive
+HEADER_TIMEOUT = 10.0
+
+
+def limited_protocol(max_header: int, header_timeout: float = HEADER_TIMEOUT):
     """uvicorn's httptools protocol with a limit on the bytes read before the headers are complete
     (None when httptools is absent: uvicorn's h11 protocol then takes the limit as an option)."""
     try:
@@ -28,17 +35,47 @@ def limited_protocol(max_header: int):
                          "field": "headers"})
     refusal = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
                b"content-length: " + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)
+    slow = orjson.dumps({"detail": f"request line and headers not received within {header_timeout:g} s.",
+                         "field": "headers"})
+    timeout = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: "
+               + str(len(slow)).encode() + b"\r\nconnection: close\r\n\r\n" + slow)
 
     class LimitedHttpToolsProtocol(HttpToolsProtocol):
         _nf_head_done = False
         _nf_head_bytes = 0
+        _nf_timer = None
+
+        def _nf_arm(self) -> None:
+            if self._nf_timer is None:
+                self._nf_timer = self.loop.call_later(header_timeout, self._nf_expire)
+
+        def _nf_disarm(self) -> None:
+            if self._nf_timer is not None:
+                self._nf_timer.cancel()
+                self._nf_timer = None
+
+        def _nf_expire(self) -> None:
+            self._nf_timer = None
+            if not self._nf_head_done and not self.transport.is_closing():
+                self.transport.write(timeout)
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._nf_arm()
+
+        def connection_lost(self, exc) -> None:
+            self._nf_disarm()
+            super().connection_lost(exc)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._nf_head_done, self._nf_head_bytes = False, 0
+            self._nf_arm()
 
         def on_headers_complete(self) -> None:
             self._nf_head_done = True
+            self._nf_disarm()
             super().on_headers_complete()
 
         def data_received(self, data: bytes) -> None:
@@ -54,7 +91,7 @@ def limited_protocol(max_header: int):
     return LimitedHttpToolsProtocol
 
 
-def run(app, host: str, port: int, max_header: int) -> None:
+def run(app, host: str, port: int, max_header: int, header_timeout: float = HEADER_TIMEOUT) -> None:
     """Serve ``app`` until interrupted. What start-up made (the modules, the model rebuilt from the log, the
     compiled kernels: a few hundred thousand objects) lives as long as the process, so it is frozen out of
     the garbage collector first: each full collection would otherwise walk it all, holding every request
@@ -64,6 +101,6 @@ def run(app, host: str, port: int, max_header: int) -> None:
     gc.collect()
     gc.freeze()
 
-    protocol = limited_protocol(max_header)
+    protocol = limited_protocol(max_header, header_timeout)
     extra = {"http": protocol} if protocol is not None else {"http": "h11", "h11_max_incomplete_event_size": max_header}
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, workers=1, **extra)

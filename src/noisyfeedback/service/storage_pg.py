@@ -5,13 +5,26 @@ Every write transaction takes one transaction-level advisory lock first, so rewa
 (``BIGSERIAL``) are handed out and committed in the same order even with several writers: the reward
 ``seq`` stays the order of commit, the order in which a model learns. ``dsn`` is a libpq connection
 string, e.g. ``postgresql://nf@db.internal/noisyfeedback`` or ``host=/run/postgresql dbname=nf``.
+
+**A database that goes away** (a restart, a failover): a connection that fails is dropped and the next
+use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds); meanwhile every use raises
+:class:`~.errors.Unavailable` with a fixed message (the driver's text goes to the log, never to a client).
+The service's own recovery (a failed write: 503, then the model rebuilt from the log once it can be
+written; ``/health`` answers 503 while :meth:`PostgresStorage.ping` fails) does the rest: nothing that
+was acknowledged is lost, since an answer waits for its commit.
+
+**Replica names** are claimed for the life of the process by a session advisory lock on a connection of
+their own (:meth:`PostgresStorage.claim_replica`): a second process with the same name is refused.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 from typing import Any
 
+from .errors import Unavailable
 from .storage import SQLiteStorage
 
 __all__ = ["PostgresStorage"]
@@ -45,6 +58,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_replica_seq ON events (replica, replica
 """
 
 LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes
+REPLICA_LOCK = 0x6E67  # with the hash of a replica's name: the session lock that claims the name
+#: seconds a new connection may take
+CONNECT_TIMEOUT = 5
+UNREACHABLE = "the database cannot be reached now; retry later (see GET /health)."
+log = logging.getLogger("noisyfeedback.service")
+
+
+#: this process's claimed replica names: (dsn, name) -> [connection holding the lock, stores holding it]
+_CLAIMS: dict[tuple[str, str], list] = {}
+
+
+class ReplicaInUse(ValueError):
+    """Another process serves under this replica name."""
 
 
 class PostgresStorage(SQLiteStorage):
@@ -53,8 +79,10 @@ class PostgresStorage(SQLiteStorage):
     BEGIN = "BEGIN"
 
     def __init__(self, dsn: str, synchronous: str = "FULL"):
-        import psycopg  # noqa: F401  (fails early and clearly without the driver)
+        import psycopg  # (fails early and clearly without the driver)
 
+        self._errors = (psycopg.OperationalError, psycopg.InterfaceError)
+        self._claim: str | None = None  # the replica name this store holds a claim of
         self.dsn = dsn
         self.path = dsn
         self.synchronous = synchronous.upper()
@@ -74,19 +102,105 @@ class PostgresStorage(SQLiteStorage):
     def _keys_changed(self) -> None:
         pass
 
+    def _connect(self, **kw):
+        import psycopg
+
+        return psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **kw)
+
     def _con(self):
         con = getattr(self._local, "con", None)
         if con is None:
-            import psycopg
-
-            con = psycopg.connect(self.dsn, autocommit=True)
+            con = self._connect()
             if self.synchronous == "NORMAL":  # the analogue of SQLite's NORMAL: crash-safe, not power-safe
                 con.execute("SET synchronous_commit = off")
             self._local.con = con
         return con
 
+    def _drop(self) -> None:
+        """Forget this thread's connection (broken): the next use opens a new one."""
+        con = getattr(self._local, "con", None)
+        self._local.con = None
+        if con is not None:
+            try:
+                con.close()
+            except Exception:  # noqa: BLE001  (closing a broken connection)
+                pass
+
     def _x(self, sql: str, params: tuple = ()) -> Any:
-        cur = self._con().execute(sql.replace("?", "%s"), params)
-        if sql == self.BEGIN:
-            cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-        return cur
+        try:
+            cur = self._con().execute(sql.replace("?", "%s"), params)
+            if sql == self.BEGIN:
+                cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+            return cur
+        except self._errors as exc:
+            con = getattr(self._local, "con", None)
+            if con is None or con.closed or con.broken:
+                self._drop()
+                log.warning("the PostgreSQL connection failed (%s); the next use reconnects", exc)
+                raise Unavailable(UNREACHABLE) from exc
+            raise
+
+    def ping(self) -> bool:
+        """Whether the database answers now (a new connection if the last one broke)."""
+        try:
+            self._x("SELECT 1").fetchone()
+            return True
+        except Exception:  # noqa: BLE001  (any failure: not reachable)
+            return False
+
+    def claim_replica(self, name: str) -> None:
+        """Claim ``name`` among the replicas of this log for this process (again after the database came
+        back; the engines of one process share the claim); :class:`ReplicaInUse` when another process
+        holds it."""
+        key = (self.dsn, name)
+        held = _CLAIMS.get(key)
+        if held is not None:
+            try:  # the session (and its lock) may have ended with a restart of the server
+                held[0].execute("SELECT 1").fetchone()
+                alive = True
+            except self._errors:
+                alive = False
+            if alive:
+                if self._claim != name:
+                    held[1] += 1
+                    self._claim = name
+                return
+            del _CLAIMS[key]
+            try:
+                held[0].close()
+            except Exception:  # noqa: BLE001  (closing a broken connection)
+                pass
+        try:
+            con = self._connect(application_name=f"noisyfeedback replica {name} pid {os.getpid()}"[:63])
+            got = con.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (REPLICA_LOCK, name)).fetchone()[0]
+        except self._errors as exc:
+            raise Unavailable(UNREACHABLE) from exc
+        if not got:
+            con.close()
+            raise ReplicaInUse(f"another process serves as replica {name!r} of this log; give this one another "
+                               "name (or stop that one first).")
+        holders = held[1] if held is not None else 0  # stores of this process that held the lost claim
+        if self._claim != name:
+            holders += 1
+        _CLAIMS[key] = [con, max(holders, 1)]
+        self._claim = name
+
+    def release_replica(self) -> None:
+        """Give back this store's claim of its replica name (the last one in the process unlocks it)."""
+        if self._claim is None:
+            return
+        key, self._claim = (self.dsn, self._claim), None
+        held = _CLAIMS.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del _CLAIMS[key]
+            try:
+                held[0].close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        super().close()
+        self.release_replica()

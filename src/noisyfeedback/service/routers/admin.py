@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from ..dependencies import AdminKey, EngineDep
-from ..engine import ServiceError
+from ..errors import Invalid, Unsupported
 from ..schemas import ModeRequest, parse_body
 from ._common import json_response, raw_body
 
@@ -42,14 +42,13 @@ async def evaluate(engine: EngineDep, role: AdminKey,
     from ..evaluate import Logged, evaluate_candidate
 
     if engine.catalogue:
-        raise ServiceError(422, "off-policy evaluation works on the numeric API's log; this service ranks actions "
-                                "described by features (export its log with `noisyfeedback export-log`).",
-                           "candidate")
+        raise Invalid("candidate", "off-policy evaluation works on the numeric API's log; this service ranks actions "
+                                "described by features (export its log with `noisyfeedback export-log`).")
 
     try:
         import noisyfeedback.ope  # noqa: F401
     except ImportError:
-        raise ServiceError(501, "off-policy evaluation needs noisyfeedback.ope, which this installation "
+        raise Unsupported("off-policy evaluation needs noisyfeedback.ope, which this installation "
                                 "lacks.", "candidate") from None
     # what the worker thread reads: a copy of the deployed model, taken here on the event loop
     logged = Logged(storage=engine.storage, n_classes=engine.n_classes, n_features=engine.n_features, m=engine.m,

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 
 from ..dependencies import EngineDep, RankKey
-from ..engine import ServiceError
+from ..errors import NotFound
 from ..schemas import MultislotRankRequest, SlotRewardRequest, parse_body
 from ._common import json_response, raw_body
 from ._direct import DirectRoute
@@ -36,7 +36,7 @@ def rank_args(body, slots: bool = False) -> dict:
 
 def need_catalogue(engine) -> None:
     if not engine.catalogue:
-        raise ServiceError(404, "this service ranks a fixed set of actions for a numeric context; action "
+        raise NotFound("this service ranks a fixed set of actions for a numeric context; action "
                                 "features, slots and activation need `serve --action-features`.", "path")
 
 

@@ -27,7 +27,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from ..dependencies import EngineDep, PersonalizerKey
-from ..engine import ServiceError
+from ..errors import Invalid, NotFound, Unsupported
 from ..schemas import PzMultiSlotRankRequest, PzMultiSlotRewardRequest, PzRankRequest, PzRewardRequest, parse_body
 from ._common import json_response, raw_body
 
@@ -62,8 +62,7 @@ def _args(body, slots: bool) -> dict:
 
 def _need(engine) -> None:
     if not engine.catalogue:
-        raise ServiceError(404, "the Personalizer routes need an action-feature service (`serve --action-features`).",
-                           "path")
+        raise NotFound("the Personalizer routes need an action-feature service (`serve --action-features`).", "path")
 
 
 async def api_version(request: Request) -> str:
@@ -72,9 +71,9 @@ async def api_version(request: Request) -> str:
     v = request.query_params.get("api-version")
     if v not in API_VERSIONS:
         got = "none" if v is None else repr(v[:64])
-        raise ServiceError(400, f"api-version {got} is not supported; this service serves "
-                                f"{', '.join(API_VERSIONS)} (and the versioned paths {PREFIX}, "
-                                f"{', '.join(PREVIEW_PREFIXES)}).", "api-version")
+        raise Invalid("api-version", f"api-version {got} is not supported; this service serves "
+                                     f"{', '.join(API_VERSIONS)} (and the versioned paths {PREFIX}, "
+                                     f"{', '.join(PREVIEW_PREFIXES)}).")
     return v
 
 
@@ -145,7 +144,7 @@ def not_supported_router() -> APIRouter:
     @router.api_route(ROOT + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                       include_in_schema=False)
     async def not_supported(rest: str):
-        raise ServiceError(501, NOT_SUPPORTED, "path")
+        raise Unsupported(NOT_SUPPORTED, "path")
 
     return router
 

@@ -48,12 +48,13 @@ async def reward(request: Request, engine: EngineDep, role: RankKey):
 
 @router.get("/health", summary="Liveness and the model's version (no key)", operation_id="health")
 async def health(engine: EngineDep):
-    body = {"status": "ok" if engine.healthy else "log unavailable",
+    healthy = await engine.check_health()
+    body = {"status": "ok" if healthy else "log unavailable",
             "model_version": engine.model_version, "events": int(engine.stats["events"]),
             "rewards": int(engine.stats["rewards"]), "mode": engine.mode, "learner": engine.conf["class"]}
     if engine.replica is not None:  # a replica also says which one it is
         body["replica"] = engine.replica
-    return json_response(body, 200 if engine.healthy else 503)
+    return json_response(body, 200 if healthy else 503)
 
 
 @router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus text format", operation_id="metrics")
