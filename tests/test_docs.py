@@ -58,6 +58,13 @@ def test_mkdocs_build_strict(tmp_path):
     # the API reference is rendered from the docstrings, not left as a directive
     api = (tmp_path / "site" / "api" / "learners" / "index.html").read_text(encoding="utf-8")
     assert "SquareCB" in api and "inverse-gap" in api and ":::" not in api
+    # no page shows reStructuredText roles (mkdocstrings renders Markdown, not :func:`x`) or an escaped bar
+    # that Markdown left inside a table's code
+    raw = []
+    for html in (tmp_path / "site").rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        raw += [f"{html.relative_to(tmp_path / 'site')}: {m.group(0)}" for m in RAW_MARKUP.finditer(text)]
+    assert not raw, "raw markup in the built site:\n" + "\n".join(raw[:20])
 
 
 #: a reST role left in the HTML (``:func:`` before a code span or a backquote) or a literal ``\|``

@@ -1,13 +1,13 @@
 """The package's one atomic-write helper and one JSON encoder.
 
 Every file the package writes (model files, traces, reports, figures, results rows) goes
-through :func:`atomic_path`: the data is written to a temporary file in the target's folder,
+through `atomic_path`: the data is written to a temporary file in the target's folder,
 which then replaces the target with ``os.replace`` — a rename, atomic on POSIX and Windows —
 so a reader (or a rerun after a crash) sees the old file or the new one, never half of one.
 
-Every JSON the package writes goes through :func:`json_default` (numpy scalars and arrays
+Every JSON the package writes goes through `json_default` (numpy scalars and arrays
 become Python numbers and lists; paths become strings; anything else is an error, never a
-silent ``str``), directly or as :class:`JSONEncoder`.
+silent ``str``), directly or as `JSONEncoder`.
 
 >>> import numpy as np, json, tempfile, pathlib
 >>> json.dumps({"a": np.int64(3), "b": np.arange(2.0)}, default=json_default)
@@ -78,12 +78,12 @@ def json_default(o: Any) -> Any:
 
 
 class JSONEncoder(json.JSONEncoder):
-    """``json.JSONEncoder`` that knows numpy scalars, arrays and paths (see :func:`json_default`)."""
+    """``json.JSONEncoder`` that knows numpy scalars, arrays and paths (see `json_default`)."""
 
     def default(self, o: Any) -> Any:
         return json_default(o)
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:
-    """``json.dumps`` with :func:`json_default`."""
+    """``json.dumps`` with `json_default`."""
     return json.dumps(obj, default=json_default, **kwargs)

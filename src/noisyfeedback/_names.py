@@ -1,9 +1,9 @@
 """Names and the errors of building from names: the one lookup key, and typed errors that each front door
 renders in its own words (flags on the command line, fields in HTTP, keys in a TOML config).
 
-At the bottom of the package (it imports nothing of it), so the registry (:mod:`noisyfeedback.registry`),
-the datasets and the build layer (:mod:`noisyfeedback.build`) share one normalisation of names. The
-public home of these names is :mod:`noisyfeedback.build`.
+At the bottom of the package (it imports nothing of it), so the registry (`noisyfeedback.registry`),
+the datasets and the build layer (`noisyfeedback.build`) share one normalisation of names. The
+public home of these names is `noisyfeedback.build`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def key(name: Any) -> str:
 
 
 def suggest(name: Any, names: Iterable[str], n: int = 1) -> tuple[str, ...]:
-    """The names closest to ``name`` (compared by :func:`key`), best first: a "did you mean".
+    """The names closest to ``name`` (compared by `key`), best first: a "did you mean".
 
     >>> suggest("banditorn", ["Perceptron", "Banditron", "RCNBF"])
     ('Banditron',)
@@ -47,7 +47,7 @@ def _rebuild(cls: type, args: tuple, state: dict) -> BuildError:
 
 
 class BuildError(ValueError):
-    """A spec that cannot be built: the base of :class:`UnknownName` and :class:`BadParameter` (a
+    """A spec that cannot be built: the base of `UnknownName` and `BadParameter` (a
     ``ValueError``, so code that catches ``ValueError`` keeps working). Errors pickle with their fields
     (a worker process's error reaches the parent whole)."""
 

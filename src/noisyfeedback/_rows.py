@@ -7,13 +7,13 @@ with the same arithmetic in the same order, so the result is bit for bit the sam
 row and compacting it was about half of a round (profile in benchmarks/RESULTS.md).
 
 ``simulate`` therefore turns a validated dense X whose share of non-zeros is at
-most :data:`MAX_DENSITY` into CSR once per call (a counting and a filling pass, compiled;
+most `MAX_DENSITY` into CSR once per call (a counting and a filling pass, compiled;
 about 0.1–0.15 s for MNIST's 60 000 × 784), and counts that time in the trace's wall time. Sweeps
 convert once per process and data set with ``cache=True`` (tasks.py), so no
 task copies X.
 
-When the non-zeros take at most :data:`MAX_CODED_VALUES` distinct values (pixels of
-an image, counts, binary features), the rows become :class:`CodedRows`: CSR whose
+When the non-zeros take at most `MAX_CODED_VALUES` distinct values (pixels of
+an image, counts, binary features), the rows become `CodedRows`: CSR whose
 values are one-byte codes into a table of the distinct float64 values, with 2-byte
 column indices when d ≤ 65 536. A MNIST row is then 450 bytes instead of 1.8 kB; the
 kernels read ``values[code]``, the same float64 number, so again the same bits.
@@ -30,7 +30,7 @@ from .kernels.linear import CODE_SLOTS, code_values, count_row_nonzeros, dense_t
 
 __all__ = ["MAX_CODED_VALUES", "MAX_DENSITY", "CodedRows", "simulation_rows"]
 
-#: X whose non-zeros take at most this many distinct values is read as :class:`CodedRows` (one-byte codes)
+#: X whose non-zeros take at most this many distinct values is read as `CodedRows` (one-byte codes)
 MAX_CODED_VALUES = 256
 
 #: dense X with at most this share of non-zeros is read as CSR by simulate
@@ -63,7 +63,7 @@ class CodedRows:
     """The rows of X as CSR with coded values: row i's non-zeros are ``values[codes[p]]`` in columns
     ``indices[p]``, p in ``indptr[i]:indptr[i+1]`` (column order; every coded value is non-zero).
 
-    Made by :func:`simulation_rows` for the compiled simulate loops, which read it through
+    Made by `simulation_rows` for the compiled simulate loops, which read it through
     ``kernel_view`` like a CSR matrix; it is not a scipy matrix (``toarray`` gives the dense X back).
     """
 
@@ -126,7 +126,7 @@ def _dense_rows(X: np.ndarray):
     """CodedRows, CSR or None (keep X dense) for a validated dense X.
 
     A counting pass decides whether X is mostly zero and sizes the arrays; one pass then codes the
-    non-zeros, and stops at the first value past :data:`MAX_CODED_VALUES`, falling back to a float CSR."""
+    non-zeros, and stops at the first value past `MAX_CODED_VALUES`, falling back to a float CSR."""
     counts = np.empty(X.shape[0], dtype=np.int64)
     total = count_row_nonzeros(X, counts)
     if total > MAX_DENSITY * X.size:
@@ -158,8 +158,8 @@ def _sparse_rows(X):
 
 
 def simulation_rows(X, n_rounds: int | None = None, *, cache: bool = False):
-    """X as the simulate kernels should read it: :class:`CodedRows` for a mostly-zero dense X or a CSR X
-    whose non-zeros take at most :data:`MAX_CODED_VALUES` values, CSR for another mostly-zero dense X,
+    """X as the simulate kernels should read it: `CodedRows` for a mostly-zero dense X or a CSR X
+    whose non-zeros take at most `MAX_CODED_VALUES` values, CSR for another mostly-zero dense X,
     else X itself.
 
     A conversion pays for itself only over several passes, so it is made only when

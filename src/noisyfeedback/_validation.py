@@ -165,7 +165,7 @@ def check_param(name: str, value: Any, constraint: Any, owner: str) -> None:
 
 
 class TrustedRows(np.ndarray):
-    """Rows a front door has validated already (2-D float64, C-contiguous, finite): :func:`check_X` hands
+    """Rows a front door has validated already (2-D float64, C-contiguous, finite): `check_X` hands
     them on as a plain array without checking them again (the service validates a request's context
     once, at its boundary, and passes it to the learner's methods through this)."""
 
@@ -251,7 +251,7 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
 
 def check_sparse_structure(X: Any, name: str = "X", owner: str | None = None) -> None:
     """Refuse a sparse ``X`` whose structure does not fit its shape (nothing for dense input);
-    for code that hands X to another validator (scikit-learn's) before :func:`check_X`."""
+    for code that hands X to another validator (scikit-learn's) before `check_X`."""
     if sp.issparse(X) and X.ndim == 2:
         _check_sparse_structure(X, name, f" of {owner}" if owner else "")
 

@@ -73,7 +73,7 @@ _PLAIN = frozenset((type(None), bool, int, float, str))
 
 
 def _frozen(value: Any) -> Any:
-    """A comparable stand-in for a parameter value (see :meth:`Learner._params_key`)."""
+    """A comparable stand-in for a parameter value (see `Learner._params_key`)."""
     if value is None or isinstance(value, (bool, int, float, str, bytes, np.generic)):
         return (type(value), value)
     if isinstance(value, np.ndarray):
@@ -116,8 +116,8 @@ class Learner:
     """Base class of every learner.
 
     Subclasses declare ``_parameter_constraints`` (name -> constraint), ``_learned_state``
-    (learned attribute -> :class:`~noisyfeedback._state.Array` or a scalar constraint: what a
-    model file may set, see :mod:`noisyfeedback._state`) and ``_test_params`` (keyword
+    (learned attribute -> `Array` or a scalar constraint: what a
+    model file may set, see `noisyfeedback._state`) and ``_test_params`` (keyword
     arguments the shared check suite builds them with).
     """
 
@@ -128,7 +128,7 @@ class Learner:
     _test_params: ClassVar[dict[str, Any]] = {}
     #: which feedback this learner consumes: "label", "bandit", "set", "target"
     feedback_kind: ClassVar[str] = "label"
-    #: what it is (family; online, batch, servable): see :class:`Tags`; every learner declares its own
+    #: what it is (family; online, batch, servable): see `Tags`; every learner declares its own
     _tags: ClassVar[Tags | None] = None
 
     # ----------------------------------------------------------- parameters
@@ -193,7 +193,7 @@ class Learner:
         return tuple(key)
 
     def _params_unchanged(self) -> bool:
-        """True when the parameters are those of the last successful validation (see :meth:`_params_key`)."""
+        """True when the parameters are those of the last successful validation (see `_params_key`)."""
         return self.__dict__.get("_validated_key") == self._params_key()
 
     def _params_validated(self) -> None:
@@ -302,7 +302,7 @@ class Learner:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Learner":
-        """Read a learner written by :meth:`save`; the class is taken from the file."""
+        """Read a learner written by `save`; the class is taken from the file."""
         learner = load(path)
         if not isinstance(learner, cls):
             raise TypeError(f"{path} holds a {type(learner).__name__}, not a {cls.__name__}.")
@@ -311,7 +311,7 @@ class Learner:
 
 class EstimatorMixin:
     """Our conventions for the scikit-learn estimators (UMA, the teacher SVMs), which are not
-    :class:`Learner` s: the same ``.npz`` + JSON ``save`` (read back by :func:`load`), ``clone``,
+    `Learner` s: the same ``.npz`` + JSON ``save`` (read back by `load`), ``clone``,
     and parameter checks from ``_parameter_constraints``."""
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
@@ -363,9 +363,9 @@ class _Bad(Exception):
 
 
 def load(path: str | os.PathLike) -> Learner:
-    """Load a learner saved with :meth:`Learner.save`.
+    """Load a learner saved with `Learner.save`.
 
-    A model file is data, never code: only a class in :data:`noisyfeedback.registry.LEARNERS` is
+    A model file is data, never code: only a class in `noisyfeedback.registry.LEARNERS` is
     built, with its declared parameters (checked by the same constraints as in use), then only its
     declared learned arrays and scalars (``_learned_state``: names, dtypes, shapes against the
     parameters, finite values; a fitted model must hold every one but ``_optional_state``) and a

@@ -2,24 +2,24 @@
 datasets and candidate streams.
 
 The command line (``simulate``), the VW commands (``train``), the TOML experiment configs
-(:mod:`noisyfeedback.lab`) and the decision service build here and nowhere else, over the registry of
-names (:mod:`noisyfeedback.registry`). This module is the one place for
+(`noisyfeedback.lab`) and the decision service build here and nowhere else, over the registry of
+names (`noisyfeedback.registry`). This module is the one place for
 
-- **names**: :func:`key` (case, spaces, ``-`` and ``_`` ignored: ``"Breast Cancer"`` is ``breast_cancer``
-  for :func:`noisyfeedback.registry.dataset_info` and :func:`noisyfeedback.datasets.load` alike) and the
-  lookups :func:`learner_class`, :func:`channel_class`, :func:`catalogue_learner_class`;
-- **parameters**: :func:`parse_params` (the ``NAME=VALUE`` text of every command-line option);
+- **names**: `key` (case, spaces, ``-`` and ``_`` ignored: ``"Breast Cancer"`` is ``breast_cancer``
+  for `noisyfeedback.registry.dataset_info` and `noisyfeedback.datasets.load` alike) and the
+  lookups `learner_class`, `channel_class`, `catalogue_learner_class`;
+- **parameters**: `parse_params` (the ``NAME=VALUE`` text of every command-line option);
 - **defaults**: a parameter not given takes the class's own default, for every front door (the
   command line's ``--gamma``, ``--rho0``, ``--rho1`` included); the only defaults set here are those of
-  a *pairing* — the channel a learner runs under when none is named (:data:`DEFAULT_CHANNEL`,
-  :data:`DEFAULT_CHANNEL_PARAMS`) and the hashed features of a catalogue learner read from VW text
-  (:data:`VW_LEARNER_DEFAULTS`);
-- **how a learner and a channel fit together**: :func:`check_pair` (the feedback a learner learns from
-  and a channel gives), :func:`build_channel_for` (the set size ``m`` of Diluted taken from the learner),
-  :func:`build_learner_for` (UMA told the channel's known confusion matrix), :func:`n_classes_of`
+  a *pairing* — the channel a learner runs under when none is named (`DEFAULT_CHANNEL`,
+  `DEFAULT_CHANNEL_PARAMS`) and the hashed features of a catalogue learner read from VW text
+  (`VW_LEARNER_DEFAULTS`);
+- **how a learner and a channel fit together**: `check_pair` (the feedback a learner learns from
+  and a channel gives), `build_channel_for` (the set size ``m`` of Diluted taken from the learner),
+  `build_learner_for` (UMA told the channel's known confusion matrix), `n_classes_of`
   (``n_classes`` inferred from the labels);
-- **errors**: :class:`UnknownName` (with a "did you mean"), :class:`BadParameter` (owner, parameter,
-  value, reason) and :class:`Mismatch`, all ``ValueError``; each front door renders them in its own
+- **errors**: `UnknownName` (with a "did you mean"), `BadParameter` (owner, parameter,
+  value, reason) and `Mismatch`, all ``ValueError``; each front door renders them in its own
   words (flags, HTTP fields, TOML key paths) from their fields, never from their text.
 """
 
@@ -84,7 +84,7 @@ class Mismatch(BuildError):
 
 # ---------------------------------------------------------------- names
 def learner_class(name: str | type) -> type:
-    """The registered learner class called ``name`` (:func:`key` spelling; :class:`UnknownName` with a
+    """The registered learner class called ``name`` (`key` spelling; `UnknownName` with a
     "did you mean" otherwise). A class is returned as it is.
 
     >>> learner_class("rc-nbf").__name__
@@ -167,7 +167,7 @@ def parse_params(items: list[str] | None, flag: str = "--param") -> dict[str, An
 def build_learner(name: str | type, n_classes: int | None = None, **params: Any):
     """A registered learner: ``cls(n_classes=..., **params)``, ``n_classes`` given only to the classes
     that take it. A parameter the class does not take, or one it needs and is not given, is a
-    :class:`BadParameter` (reason "unknown" or "missing").
+    `BadParameter` (reason "unknown" or "missing").
 
     >>> build_learner("banditron", n_classes=3, gamma=0.2)
     Banditron(n_classes=3, gamma=0.2)
@@ -198,8 +198,8 @@ def build_learner(name: str | type, n_classes: int | None = None, **params: Any)
 # ---------------------------------------------------------------- channels
 def build_channel(name: str | type, n_classes: int | None = None, **params: Any):
     """A registered feedback channel from its name and parameters (a parameter it does not take is a
-    :class:`BadParameter`). ``ConfusionNoise`` takes a matrix ``C``, or a symmetric flip rate: ``noise=ρ``
-    or ``C=ρ`` (a number), giving :func:`noisyfeedback.feedback.symmetric_confusion` over ``n_classes``.
+    `BadParameter`). ``ConfusionNoise`` takes a matrix ``C``, or a symmetric flip rate: ``noise=ρ``
+    or ``C=ρ`` (a number), giving `noisyfeedback.feedback.symmetric_confusion` over ``n_classes``.
 
     >>> build_channel("bandit", rho0=0.1, rho1=0.2)
     NoisyBandit(rho0=0.1, rho1=0.2)
@@ -243,14 +243,14 @@ def build_channel(name: str | type, n_classes: int | None = None, **params: Any)
 
 # ---------------------------------------------------------------- data
 def load_dataset(name: Any, **kwargs: Any):
-    """``(X, y)`` of a named dataset (or a data file): :func:`noisyfeedback.datasets.load`."""
+    """``(X, y)`` of a named dataset (or a data file): `noisyfeedback.datasets.load`."""
     from . import datasets
 
     return datasets.load(name, **kwargs)
 
 
 def build_stream(name: str, **kwargs: Any):
-    """A registered candidate stream (:data:`noisyfeedback.registry.STREAMS`) built with ``kwargs``."""
+    """A registered candidate stream (`noisyfeedback.registry.STREAMS`) built with ``kwargs``."""
     return stream_function(name)(**kwargs)
 
 
@@ -272,7 +272,7 @@ def n_classes_of(y: Any) -> int | None:
 # ------------------------------------------------------- learner + channel
 def default_channel(learner: str | type) -> str:
     """The channel a learner runs under when none is named: ConfusionNoise for a batch (label-noise)
-    learner, else the one giving the learner's ``feedback_kind`` (:data:`DEFAULT_CHANNEL`)."""
+    learner, else the one giving the learner's ``feedback_kind`` (`DEFAULT_CHANNEL`)."""
     cls = learner_class(learner)
     if learner_role(cls) == "batch":
         return "ConfusionNoise"
@@ -283,7 +283,7 @@ def default_channel(learner: str | type) -> str:
 
 
 def check_pair(learner: str | type, channel: str | type) -> None:
-    """Refuse (:class:`Mismatch`) a channel that does not give the feedback the learner learns from."""
+    """Refuse (`Mismatch`) a channel that does not give the feedback the learner learns from."""
     lcls, ccls = learner_class(learner), channel_class(channel)
     wanted = getattr(lcls, "feedback_kind", None)
     if wanted is not None and ccls.kind != wanted:
@@ -293,8 +293,8 @@ def check_pair(learner: str | type, channel: str | type) -> None:
 
 def build_channel_for(learner: str | type, name: str | type | None = None, n_classes: int | None = None,
                       learner_params: dict[str, Any] | None = None, **params: Any):
-    """The channel a learner runs under: ``name`` (default :func:`default_channel`), checked against the
-    learner (:func:`check_pair`), with :data:`DEFAULT_CHANNEL_PARAMS`. Parameters the channel shares with
+    """The channel a learner runs under: ``name`` (default `default_channel`), checked against the
+    learner (`check_pair`), with `DEFAULT_CHANNEL_PARAMS`. Parameters the channel shares with
     the learner mean the same to both and are passed on from ``learner_params`` unless given: the set
     size ``m`` of MC-DBF and ``Diluted`` (the learner's own default included); the flip rates are not
     passed on (a learner's ``rho0`` is what it assumes, the channel's what it does)."""

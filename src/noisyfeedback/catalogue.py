@@ -1,20 +1,20 @@
 """Rounds of candidates described by features: the data model of the catalogue learners.
 
-A :class:`CandidateRounds` holds n rounds. Round i has one row of shared context features and a
+A `CandidateRounds` holds n rounds. Round i has one row of shared context features and a
 list of candidates, ``offsets[i+1] − offsets[i]`` of them (any number ≥ 1, different every round),
 whose features are the item rows ``offsets[i] .. offsets[i+1]`` (a ragged list stored flat, as CSR
 stores rows). Features are given in one of three forms, the same form for all rounds:
 
 - dense float arrays, ``context`` (n, d_c) and ``items`` (total, d_a);
 - scipy CSR matrices of those shapes;
-- hashed rows (:class:`~noisyfeedback.hashing.HashedRows`), from namespaced dicts of numbers and
-  strings (VW's and Personalizer's JSON) by :meth:`CandidateRounds.from_features`.
+- hashed rows (`HashedRows`), from namespaced dicts of numbers and
+  strings (VW's and Personalizer's JSON) by `CandidateRounds.from_features`.
 
 Optional ``item_ids`` (total,) name the candidates (ints or strings: the same item in different
 rounds has the same id). Everything is validated when built (shapes, finite values, offsets
 increasing from 0 to the number of item rows, no round without candidates).
 
-A stream for simulation adds the ground truth: :class:`CandidateStream` = rounds + the clean click
+A stream for simulation adds the ground truth: `CandidateStream` = rounds + the clean click
 probability of every candidate (``rewards``, (total,)) + optionally the examination probability of
 each position (``examination``, (k,), decreasing; the position-based click model
 P(click at slot j) = examination[j]·rewards[item]).
@@ -189,7 +189,7 @@ class CandidateRounds:
                       item_ids: Iterable[Iterable[Any]] | None = None,
                       hasher: FeatureHasher | None = None) -> "CandidateRounds":
         """From namespaced dicts: ``shared[i]`` the context of round i, ``actions[i]`` its candidates' feature
-        dicts (VW ADF / Personalizer form; strings hashed as VW's JSON does, see :mod:`noisyfeedback.hashing`).
+        dicts (VW ADF / Personalizer form; strings hashed as VW's JSON does, see `noisyfeedback.hashing`).
         One hasher for both sides, so namespace ids are shared."""
         hasher = hasher or FeatureHasher()
         shared = list(shared)

@@ -1,13 +1,13 @@
 """The shared check suite of the learners, public (as ``river.checks``): run it on a learner of your own.
 
 >>> from noisyfeedback import checks
->>> sorted(checks.registered_learners())[:3]
-['BPA', 'Banditron', 'CatalogueEpsilonGreedy']
+>>> print(*sorted(checks.registered_learners())[:3])
+BPA Banditron CatalogueEpsilonGreedy
 >>> checks.check_learner(checks.registered_learners()["Perceptron"])  # doctest: +ELLIPSIS
 ['check_init', 'check_clone', 'check_params', ...]
 
-:func:`registered_learners` lists the registered learners (:mod:`noisyfeedback.registry`, not the
-package's exports); :func:`check_learner` runs the checks that apply to a learner class or instance on a
+`registered_learners` lists the registered learners (`noisyfeedback.registry`, not the
+package's exports); `check_learner` runs the checks that apply to a learner class or instance on a
 small problem matched to its family (tags) and feedback kind, and raises ``AssertionError`` naming the
 check that failed:
 
@@ -19,7 +19,7 @@ check that failed:
 - ``check_predict_shapes``: ``predict`` gives one prediction a row (a round), of the right kind;
 - ``check_action_probabilities``: the action distribution is a distribution (rows sum to 1, set
   learners to m; a round's candidates to 1) and carries the greedy action;
-- ``check_save_load``: ``save`` then :func:`noisyfeedback.load` gives the same class, parameters, state
+- ``check_save_load``: ``save`` then `noisyfeedback.load` gives the same class, parameters, state
   and predictions, and the file holds no pickle;
 - ``check_seeded_determinism``: two learners with the same parameters learn the same state from the same
   data;
@@ -55,7 +55,7 @@ __all__ = [
 
 
 def registered_learners() -> dict[str, type]:
-    """Every registered learner (:data:`noisyfeedback.registry.LEARNERS`), by name -> class."""
+    """Every registered learner (`noisyfeedback.registry.LEARNERS`), by name -> class."""
     return registry.learner_classes()
 
 
@@ -340,7 +340,7 @@ _CHECKS: tuple[Callable[[type, dict], None], ...] = (
 
 
 def learner_checks() -> list[Callable[[type, dict], None]]:
-    """The checks :func:`check_learner` runs, in order (each ``check(cls, params)``)."""
+    """The checks `check_learner` runs, in order (each ``check(cls, params)``)."""
     return list(_CHECKS)
 
 

@@ -1,19 +1,19 @@
 """The ``noisyfeedback`` command line: thin — parse, call the library, print with rich.
 
 Commands: ``datasets`` (the catalog), ``simulate`` (one run with a progress bar), and the
-lab's commands, whose work :mod:`noisyfeedback.lab` does (imported when they run): ``run`` (a
+lab's commands, whose work `noisyfeedback.lab` does (imported when they run): ``run`` (a
 TOML experiment config: a resumable sweep), ``plot`` (figures from a results table),
 ``reproduce`` (a paper's experiments and report) and ``demo`` (a Markdown + HTML report built
-from :data:`noisyfeedback.lab.commands.DEMO_PARTS`). The service's commands (``serve``,
-``keys``, ``export-log``) come from :mod:`noisyfeedback.service.cli`. This module is the top of
+from `noisyfeedback.lab.commands.DEMO_PARTS`). The service's commands (``serve``,
+``keys``, ``export-log``) come from `noisyfeedback.service.cli`. This module is the top of
 the package: nothing in it is imported by the library, the service or the lab.
 
 Learners and feedback channels are looked up in the package's one registry,
-:mod:`noisyfeedback.registry` (a new learner there is a new learner here). A class's
+`noisyfeedback.registry` (a new learner there is a new learner here). A class's
 keyword parameters are read from its signature: the common flags (``--gamma``,
 ``--rho0``, ``--rho1``) reach every class that accepts them, ``--param k=v`` sets any
 learner parameter and ``--feedback-param k=v`` any channel parameter. The default
-channel follows the learner's ``feedback_kind`` (see :data:`DEFAULT_FEEDBACK`).
+channel follows the learner's ``feedback_kind`` (see `DEFAULT_FEEDBACK`).
 ``simulate`` runs every registered learner: online classifiers and regression learners
 through ``nf.simulate``; UMA is fitted on labels corrupted by a ``ConfusionNoise`` channel
 and the teacher learners on labels of random teachers, some of them evil (all labels
@@ -52,7 +52,7 @@ from ._io import atomic_write_text, dumps
 __all__ = ["app", "DEFAULT_FEEDBACK"]
 
 # ------------------------------------------------------------- building
-# Everything is built by the build layer, :mod:`noisyfeedback.build` (names, parameters, defaults, how a
+# Everything is built by the build layer, `noisyfeedback.build` (names, parameters, defaults, how a
 # learner and a channel fit together); this module only renders its typed errors as flags.
 
 #: the channels by a learner's ``feedback_kind`` and their parameters (the build layer's)
@@ -124,7 +124,7 @@ def _with_common(names: list[str], common: dict[str, Any], params: dict[str, Any
 
 def build_feedback(name: str | None, learner_cls: type, common: dict[str, Any], learner_params: dict[str, Any],
                    params: dict[str, Any], n_classes: int | None = None):
-    """The channel of a run (:func:`noisyfeedback.build.build_channel_for`), given the common flags it takes."""
+    """The channel of a run (`noisyfeedback.build.build_channel_for`), given the common flags it takes."""
     cls = build.channel_class(name if name is not None else build.default_channel(learner_cls))
     params = _with_common(list(registry.channel_params(cls)), common, params)
     return build.build_channel_for(learner_cls, cls, n_classes, learner_params, **params)
@@ -154,7 +154,7 @@ def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str,
 
 def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = None, normalize: bool = False,
                  n_samples: int | None = None, data_seed: int | None = None):
-    """(X, y) of a catalogue dataset (:func:`noisyfeedback.build.load_dataset`) or a data file;
+    """(X, y) of a catalogue dataset (`noisyfeedback.build.load_dataset`) or a data file;
     ``n_samples``/``data_seed`` go to generated sets only."""
     extra: dict[str, Any] = {}
     if n_samples is not None:
@@ -172,7 +172,7 @@ def load_dataset(name: str, *, split: str = "train", data_dir: Path | None = Non
 
 
 def n_classes_of(y) -> int:
-    """The number of classes of a multiclass learner's labels (:func:`noisyfeedback.build.n_classes_of`)."""
+    """The number of classes of a multiclass learner's labels (`noisyfeedback.build.n_classes_of`)."""
     K = build.n_classes_of(y)
     if K is None:
         raise CLIError("the dataset's labels must be integers 0..K-1 for a multiclass learner.")
@@ -395,7 +395,7 @@ def _short_repr(obj: Any) -> str:
 
 # ------------------------------------------------------ the lab's commands
 # demo, run, plot and reproduce run studies and write reports: their work is done by the lab
-# (:mod:`noisyfeedback.lab.commands`), imported when one of them runs.
+# (`noisyfeedback.lab.commands`), imported when one of them runs.
 _LAB_EXTRA = ("matplotlib", "pydantic", "joblib", "dask")
 
 

@@ -1,9 +1,9 @@
 """The command line in Vowpal Wabbit's terms, registered on the main ``noisyfeedback`` CLI:
 ``train``, ``predict`` and ``evaluate`` on VW text files of any size, read in chunks
-(:func:`noisyfeedback.datasets.vw_stream.stream_vw`: bounded memory, compiled parsing).
+(`noisyfeedback.datasets.vw_stream.stream_vw`: bounded memory, compiled parsing).
 
 - ``noisyfeedback train --data train.vw --learner SquareCB --model model.npz`` — a catalogue learner
-  (:class:`~noisyfeedback.CatalogueSquareCB` or :class:`~noisyfeedback.CatalogueEpsilonGreedy`, features
+  (`CatalogueSquareCB` or `CatalogueEpsilonGreedy`, features
   hashed VW-style) trained on a ``--cb`` file (one example a line, each action a one-hot candidate;
   VW's multi-cost lines accepted) or a ``--cb_adf`` file (action-dependent features) — detected from
   the content, or ``--format``. Labels follow VW: ``action:cost:probability`` (cb, 1-based) and

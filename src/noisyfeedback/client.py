@@ -9,7 +9,7 @@
 whose answer was lost (a dropped connection, a timeout, a 502/503/504) is sent again with the same id
 and body, and the service answers what it answered the first time (nothing is drawn or logged twice).
 Rewards and activations are idempotent on the service's side (a repeated one is acknowledged as
-``"duplicate"``). Other refusals (4xx) raise :class:`ServiceRefused` at once.
+``"duplicate"``). Other refusals (4xx) raise `ServiceRefused` at once.
 
 Needs ``httpx`` (the ``client`` or ``service`` extra).
 """

@@ -3,7 +3,7 @@
 Every channel answers a batch of rounds with ``respond(y, actions, rng)`` and
 draws a fixed number of uniforms per round from ``rng`` (``draws_per_round``),
 so a compiled simulation that pre-draws the same uniforms reproduces it bit for
-bit. The kernel-side twin of each channel lives in :mod:`noisyfeedback.kernels.channels`.
+bit. The kernel-side twin of each channel lives in `noisyfeedback.kernels.channels`.
 """
 
 from __future__ import annotations
@@ -387,8 +387,8 @@ class GaussianNoise(FeedbackChannel):
 
     ``variance`` is a non-negative scalar, an array indexed by round (v_t), or a
     callable ``t -> v_t`` taking an int array of rounds (0-based). The schedules of
-    the paper: :meth:`uniform` (v_t ~ U[0, M], drawn once), :meth:`increasing` and
-    :meth:`decreasing` (linear between 0 and M over the run).
+    the paper: `uniform` (v_t ~ U[0, M], drawn once), `increasing` and
+    `decreasing` (linear between 0 and M over the run).
 
     ``respond(y, rng=..., rounds=..., n_samples=k)`` gives k independent noisy labels
     of each target, y + √v_t·z with k standard normals z a round (drawn as one

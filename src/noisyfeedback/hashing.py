@@ -23,9 +23,9 @@ learners mask. Bit-compatibility with VW holds for the linear indices (tested); 
 we follow VW's published formula without a test against VW's own index (VW also multiplies by its
 weight stride, which has no counterpart here).
 
-Each example is hashed into :class:`HashedRows`: CSR-like rows of (full hash, value, namespace id),
+Each example is hashed into `HashedRows`: CSR-like rows of (full hash, value, namespace id),
 the namespace ids indexing ``namespaces`` (the names in order of first appearance, shared by every
-row that one :class:`FeatureHasher` call hashes).
+row that one `FeatureHasher` call hashes).
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class HashedRows:
 
 
 class FeatureHasher:
-    """Hash namespaced dicts (module doc) into :class:`HashedRows`.
+    """Hash namespaced dicts (module doc) into `HashedRows`.
 
     >>> h = FeatureHasher()
     >>> rows = h.transform([{"user": {"age": 31, "country": "fr"}}, {"user": {"age": 40}}])

@@ -1,17 +1,17 @@
 """The registry of names: names -> learner classes, feedback channels, candidate streams and datasets.
 
-The command line, the VW commands, the TOML experiment configs (:mod:`noisyfeedback.lab`), the decision
-service and :func:`noisyfeedback.load` all resolve names here, and build through the layer above it,
-:mod:`noisyfeedback.build` (specs -> learners, channels, datasets, streams), so a name means the same
-thing everywhere (the datasets' own table is :mod:`noisyfeedback.datasets`, with :func:`dataset_info`
+The command line, the VW commands, the TOML experiment configs (`noisyfeedback.lab`), the decision
+service and `noisyfeedback.load` all resolve names here, and build through the layer above it,
+`noisyfeedback.build` (specs -> learners, channels, datasets, streams), so a name means the same
+thing everywhere (the datasets' own table is `noisyfeedback.datasets`, with `dataset_info`
 saying whether a name needs files from a data directory). The registry owns the aliases (``bandit`` is
-``NoisyBandit`` for every front door; names are looked up by :func:`key`: case, ``-``, ``_`` and spaces
+``NoisyBandit`` for every front door; names are looked up by `key`: case, ``-``, ``_`` and spaces
 ignored). ("Catalogue" elsewhere means the action-feature learners and their candidate rounds.)
 
 What a learner *is* — its family (bandit, diluted, label_noise, regression, teachers), whether it
 runs online, is fitted in batch, can be served — it declares itself, on its class
-(:class:`noisyfeedback.base.Tags`); :func:`learner_tags` reads it. A new learner is one file plus
-one line in :data:`LEARNERS`.
+(`noisyfeedback.base.Tags`); `learner_tags` reads it. A new learner is one file plus
+one line in `LEARNERS`.
 
 Everything is named by import path and imported on first use, so importing the registry imports
 nothing else and any part of the package may use it.
@@ -124,7 +124,7 @@ def resolve_stream(name: str):
 
 
 def learner_tags(learner: Any):
-    """The :class:`~noisyfeedback.base.Tags` a learner class (or instance) declares.
+    """The `Tags` a learner class (or instance) declares.
 
     >>> t = learner_tags(resolve_learner("UMA"))
     >>> t.family, t.online, t.batch, t.servable
@@ -167,7 +167,7 @@ def channel_classes() -> dict[str, type]:
 
 
 def resolve_channel(name: str) -> type:
-    """The registered feedback channel called ``name`` (or one of :data:`CHANNEL_ALIASES`).
+    """The registered feedback channel called ``name`` (or one of `CHANNEL_ALIASES`).
 
     >>> resolve_channel("noisy_bandit").__name__, resolve_channel("bandit").__name__
     ('NoisyBandit', 'NoisyBandit')

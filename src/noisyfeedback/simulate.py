@@ -56,7 +56,7 @@ class Trace:
     wall_time: float
     metrics: dict = field(default_factory=dict)
     mse: float | None = None
-    #: the learner's and the channel's class and parameter VALUES (:func:`parameter_values`), set by the
+    #: the learner's and the channel's class and parameter VALUES (`parameter_values`), set by the
     #: simulations: what ``==`` compares, so ``gamma=100`` and ``gamma=100.0`` are the same run
     spec: Any = field(default=None, repr=False)
 
@@ -178,7 +178,7 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     shuffle: bool = True,
 ) -> Trace:
-    """Run ``n_rounds`` rounds of act -> feedback -> learn and return the :class:`Trace`.
+    """Run ``n_rounds`` rounds of act -> feedback -> learn and return the `Trace`.
 
     The learner is trained in place (from whatever state it has). ``checkpoints``
     is a number of log-spaced checkpoints or an explicit increasing array of
@@ -191,9 +191,9 @@ def simulate(
     Regression learners (``feedback_kind == "target"``: NLMS, ORS) take float targets
     ``y`` (the clean targets; the MSE is measured against them) and a ``GaussianNoise``
     channel; each round draws a fixed number of standard normals (the learner's
-    ``labels_per_round``), see :class:`Trace` for what is recorded.
+    ``labels_per_round``), see `Trace` for what is recorded.
 
-    One loop serves both kinds: a :class:`_LabelRounds` or :class:`_TargetRounds` object
+    One loop serves both kinds: a `_LabelRounds` or `_TargetRounds` object
     says how to check ``y``, which draws a chunk of rounds takes from the feedback stream,
     which compiled kernel runs it and what the Trace records.
 
@@ -440,7 +440,7 @@ class _TargetRounds:
 
 def fit_batch(model, X, y, feedback: FeedbackChannel | None = None, *, seed: int = 0, teachers: int = 10,
               evil: float = 0.2, test_fraction: float = 0.25) -> dict[str, Any]:
-    """The batch counterpart of :func:`simulate`: fit a batch learner on corrupted training labels and
+    """The batch counterpart of `simulate`: fit a batch learner on corrupted training labels and
     score it on held-out rows against the clean labels; returns a record (plain values).
 
     A label-noise learner (UMA, CorrectedLogisticRegression: tags family "label_noise"): the training
@@ -501,10 +501,10 @@ def fit_batch(model, X, y, feedback: FeedbackChannel | None = None, *, seed: int
 # ------------------------------------------------------------ candidate streams
 def simulate_catalogue(learner: Any, stream: Any, feedback=None, n_rounds: int | None = None,
                        seed=None, checkpoints=100, progress=None) -> "Trace":
-    """Run ``n_rounds`` rounds of act → clicks → learn on a :class:`CandidateStream` (rounds in order, again
-    from the first after the last) and return a :class:`~noisyfeedback.simulate.Trace`.
+    """Run ``n_rounds`` rounds of act → clicks → learn on a `CandidateStream` (rounds in order, again
+    from the first after the last) and return a `Trace`.
 
-    Randomness (``SeedSequence(seed).spawn(4)``, the first three as :func:`nf.simulate`): [1] the flips
+    Randomness (``SeedSequence(seed).spawn(4)``, the first three as `nf.simulate`): [1] the flips
     (one uniform a slot), [2] the learner's stream when its seed is None (one uniform a slot), [3] the
     clean clicks (one uniform a slot: click = 1[u < examination[slot]·rewards[item]]); [0] is unused
     (no shuffling: a stream's rounds are a sequence). ``feedback``: a ``NoisyBandit(rho0, rho1)`` with

@@ -3,20 +3,20 @@
 Every function returns ``(X, y)``: X float64 2-D (dense C-contiguous ndarray, or
 scipy.sparse CSR for LIBSVM data), y int64 class labels 0..K-1.
 
-- :func:`load` — any data set by name or file path (the entry point; see its docstring
-  for splits, ``normalize`` and data directories), :func:`catalog` — what is known and
-  what is available, :func:`data_dirs` / :func:`locate` — where files are looked for.
-- generators: :func:`synsep`, :func:`synnonsep`; regression (Moroshko & Crammer):
-  :func:`ors_synthetic`, :func:`channel_equalization`, :func:`speech_substitute` (float targets).
-- bundled with scikit-learn: :func:`iris`, :func:`digits`, :func:`wine`, :func:`breast_cancer`.
-- file loaders: :func:`load_idx` (MNIST/Fashion-MNIST, pixels / 255), :func:`read_idx`,
-  :func:`load_usps` (usps.h5, needs h5py), :func:`load_letter` (UCI letter),
-  :func:`load_libsvm` (sparse CSR), :func:`load_npz`, :func:`load_csv`, :func:`load_parquet`.
-- :func:`normalize_rows` — unit-L2 rows, dense or CSR.
-- Vowpal Wabbit text: :func:`read_vw_cb` / :func:`write_vw_cb` (``--cb``, one line an example),
-  :func:`read_vw_adf` / :func:`write_vw_adf` (``--cb_adf`` multi-line examples with action features),
-  :func:`read_vw_ccb` / :func:`write_vw_ccb` (``--ccb_explore_adf``, several slots),
-  :func:`detect_vw_format`.
+- `load` — any data set by name or file path (the entry point; see its docstring
+  for splits, ``normalize`` and data directories), `catalog` — what is known and
+  what is available, `data_dirs` / `locate` — where files are looked for.
+- generators: `synsep`, `synnonsep`; regression (Moroshko & Crammer):
+  `ors_synthetic`, `channel_equalization`, `speech_substitute` (float targets).
+- bundled with scikit-learn: `iris`, `digits`, `wine`, `breast_cancer`.
+- file loaders: `load_idx` (MNIST/Fashion-MNIST, pixels / 255), `read_idx`,
+  `load_usps` (usps.h5, needs h5py), `load_letter` (UCI letter),
+  `load_libsvm` (sparse CSR), `load_npz`, `load_csv`, `load_parquet`.
+- `normalize_rows` — unit-L2 rows, dense or CSR.
+- Vowpal Wabbit text: `read_vw_cb` / `write_vw_cb` (``--cb``, one line an example),
+  `read_vw_adf` / `write_vw_adf` (``--cb_adf`` multi-line examples with action features),
+  `read_vw_ccb` / `write_vw_ccb` (``--ccb_explore_adf``, several slots),
+  `detect_vw_format`.
 
 >>> import noisyfeedback as nf
 >>> X, y = nf.datasets.load("digits")

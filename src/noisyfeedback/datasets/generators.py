@@ -44,7 +44,7 @@ def synnonsep(n_samples: int = 100_000, seed: int | None = 0, normalize: bool = 
     """SynNonSep: SynSep with exactly 5 % of the examples relabelled to a random other class.
 
     For the same ``n_samples`` and ``seed``, X (and the clean labels) are exactly
-    those of :func:`synsep`; then ``round(0.05 * n_samples)`` distinct rows, drawn
+    those of `synsep`; then ``round(0.05 * n_samples)`` distinct rows, drawn
     uniformly, get a label drawn uniformly from the 8 other classes.
 
     Returns ``(X, y)``: X float64 (n_samples, 400), y int64 in 0..8.

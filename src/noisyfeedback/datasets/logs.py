@@ -1,6 +1,6 @@
 """Logged bandit data in the formats practitioners have: Vowpal Wabbit contextual-bandit text, and
-CSV/Parquet tables with named columns. Every reader returns a :class:`BanditLog`
-(X, actions, rewards, propensities) ready for :func:`noisyfeedback.ope.evaluate` and ``fit_logged``.
+CSV/Parquet tables with named columns. Every reader returns a `BanditLog`
+(X, actions, rewards, propensities) ready for `noisyfeedback.ope.evaluate` and ``fit_logged``.
 
 **Vowpal Wabbit ``--cb`` text** [1]_: one example a line, ``action:cost:probability [tag]| features``,
 e.g. ``2:-1:0.25 |user age:0.3 tall |item red``. Actions are 1-based in the file and 0-based here;
@@ -19,7 +19,7 @@ unlabelled lines are not supported; a malformed line (bad UTF-8, a non-finite or
 namespace scale, an action beyond int64, a probability outside (0, 1]) raises ValueError naming the
 file and line.
 
-**Tables** (:func:`read_log`): CSV or Parquet with columns ``action`` (0-based ints), ``reward``,
+**Tables** (`read_log`): CSV or Parquet with columns ``action`` (0-based ints), ``reward``,
 ``propensity`` and features; or the decision service's ``export-log -o log.parquet`` (recognised by its
 columns: ``context`` lists become the features ``0``, ``1``, …, ``probability`` the propensity, the text
 ``action`` an int; events without a reward are left out). Every value is checked: a non-numeric feature
@@ -270,7 +270,7 @@ def read_log(path: Any, action: str = "action", reward: str = "reward", propensi
     module docstring). Every value is checked; a bad one raises ValueError naming column and row.
 
     ``path``: a file, a directory of files, a glob, a list of paths or a ``pyarrow.dataset.Dataset``.
-    The whole log in memory: the chunks of :func:`noisyfeedback.datasets.streams.stream_log`
+    The whole log in memory: the chunks of `noisyfeedback.datasets.streams.stream_log`
     concatenated (for a log larger than memory, stream it)."""
     return concat_chunks(stream_log(path, format=format, action=action, reward=reward, propensity=propensity,
                                     features=features, **options))

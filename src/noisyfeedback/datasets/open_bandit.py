@@ -13,12 +13,12 @@ features one-hot encoded (categories in sorted order, per file) followed by the 
 Item features: ``item_context.csv`` next to each log (``<root>/<policy>/<campaign>/item_context.csv``,
 columns ``"" (row index), item_id, item_feature_0..`` — in the sample a number, then three hashed
 strings; the hashes differ between the files of the two policies, so each log goes with its own
-file). :func:`load_item_context` reads it into an :class:`ItemContext`: numbers kept as numbers,
+file). `load_item_context` reads it into an `ItemContext`: numbers kept as numbers,
 strings as strings, with two views for the catalogue learners (``nf.CatalogueSquareCB``): dense
 (numbers, then each string column one-hot: ``features="dense"``) and namespaced dicts (hashed by the
-learner as VW does: ``features="hashed"``). :func:`candidate_log` turns a log and its items into
+learner as VW does: ``features="hashed"``). `candidate_log` turns a log and its items into
 rounds of candidates (a shared context and the K items) for ``fit_logged`` and the candidate-set
-estimators of :mod:`noisyfeedback.ope`.
+estimators of `noisyfeedback.ope`.
 
 References
 ----------
@@ -104,7 +104,7 @@ def find_open_bandit(data_dir: str | os.PathLike | None = None, policy: str = "r
 
 def load_open_bandit(policy: str = "random", campaign: str = "all", data_dir: str | os.PathLike | None = None,
                      path: str | os.PathLike | None = None) -> OpenBanditLog:
-    """Read one Open Bandit Dataset file (``path``, or found from ``data_dir``): an :class:`OpenBanditLog`.
+    """Read one Open Bandit Dataset file (``path``, or found from ``data_dir``): an `OpenBanditLog`.
 
     Malformed files raise ValueError naming the file and the column or row."""
     import pandas as pd
@@ -212,7 +212,7 @@ def _feature_index(name: str) -> int:
 def load_item_context(policy: str = "random", campaign: str = "all", data_dir: str | os.PathLike | None = None,
                       path: str | os.PathLike | None = None) -> ItemContext:
     """Read the item features of one log: ``path``, or ``item_context.csv`` next to the log of
-    (policy, campaign) found from ``data_dir``. An :class:`ItemContext`, items sorted by item_id.
+    (policy, campaign) found from ``data_dir``. An `ItemContext`, items sorted by item_id.
 
     Columns ``item_feature_*`` are taken in the order of their number; a column that pandas reads
     as numbers is numeric, any other is categorical (read as strings). Malformed files raise
@@ -253,8 +253,8 @@ def load_item_context(policy: str = "random", campaign: str = "all", data_dir: s
 
 @dataclass
 class CandidateLog:
-    """A log as rounds of candidates (:func:`candidate_log`): what ``fit_logged`` of a catalogue
-    learner and :func:`~noisyfeedback.ope.evaluate_candidates` take.
+    """A log as rounds of candidates (`candidate_log`): what ``fit_logged`` of a catalogue
+    learner and `evaluate_candidates` take.
 
     rounds : CandidateRounds, per row the shared context and the K items in item order; actions :
     (n,) the logged item's place in its round (its item_id); rewards : (n,) clicks; propensities :
@@ -288,7 +288,7 @@ def candidate_log(log: OpenBanditLog, items: ItemContext, n_slots: int = 3) -> C
 
     Per row: the shared context is the user features one-hot (as in ``log.X``) and the logged
     position one-hot (``n_slots`` columns); the candidates are all K items of ``items`` in item
-    order, each its :meth:`ItemContext.dense` row plus one column ``affinity``, the user's affinity
+    order, each its `ItemContext.dense` row plus one column ``affinity``, the user's affinity
     to that item (``user-item_affinity_a`` of the row; 0 without those columns). The logged action is
     the item (its place in the round is its item_id), its propensity the file's propensity_score.
 

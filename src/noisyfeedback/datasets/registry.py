@@ -254,7 +254,7 @@ _SPECS: tuple[_Spec, ...] = (
     ),
 )
 
-#: every name and alias by its lookup key (:func:`noisyfeedback.build.key`: case, spaces, '-' and '_' ignored)
+#: every name and alias by its lookup key (`noisyfeedback.build.key`: case, spaces, '-' and '_' ignored)
 _BY_NAME: dict[str, _Spec] = {}
 for _s in _SPECS:
     for _n in (_s.name, *_s.aliases):
@@ -487,11 +487,11 @@ def load(
 ) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
     """Load a data set by name or path: ``(X, y)``.
 
-    ``name`` is one of :func:`known_names` (case-insensitive; aliases such as
+    ``name`` is one of `known_names` (case-insensitive; aliases such as
     "fashion_mnist" work) or a path to a ``.npz``, ``.csv``/``.tsv``, ``.parquet``,
     ``.svm``/``.libsvm``/``.svmlight``/``.txt`` (LIBSVM), ``.h5`` (USPS layout) or
     ``letter-recognition.data`` file; relative paths are also looked for in the data
-    directories (see :func:`data_dirs`).
+    directories (see `data_dirs`).
 
     ``split``: "train", "test" or "all" (train then test). File sets with a split
     (mnist, fashion-mnist, usps, letter, rcv1, news20) honour it; letter has no
@@ -512,7 +512,7 @@ def load(
     Returns ``(X, y)``: X float64 2-D (dense C-contiguous ndarray, or CSR for LIBSVM
     data), y int64 labels 0..K-1 — except ``load("open_bandit", policy="random"|"bts",
     campaign="all"|"men"|"women", data_dir=...)``, which returns the logged rows as an
-    :class:`~noisyfeedback.datasets.open_bandit.OpenBanditLog` (X, actions, position, reward,
+    `OpenBanditLog` (X, actions, position, reward,
     propensities). Raises ValueError for an unknown name (listing the
     known ones) and FileNotFoundError naming the missing files, the directories
     searched and how to get the data.

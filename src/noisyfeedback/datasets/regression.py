@@ -65,12 +65,12 @@ def channel_equalization(n_samples: int = 50_000, n_taps: int = 20, delay: int =
                          seed: int | np.random.SeedSequence | None = 0):
     """Channel equalization (Section 4.1, Figure 3): recover s(t) from the channel's noisy output.
 
-    Symbols s(t) ~ N(0, 1) pass through h = :func:`sinc_channel` (10 taps) and get
+    Symbols s(t) ~ N(0, 1) pass through h = `sinc_channel` (10 taps) and get
     n(t) ~ N(0, noise_var) added: x(t) = (h∗s)(t) + n(t). Row t holds the ``n_taps`` = 20
     consecutive received samples [x(t), x(t−1), …, x(t−19)] and its target is the transmitted
     s(t − delay). The paper does not state a delay; it asks for "a good estimate of the
     transmitted signal s(t)", and as the channel is minimum phase delay 0 is also the
-    MMSE-best choice (see :func:`sinc_channel`). Every row has a full history (the first
+    MMSE-best choice (see `sinc_channel`). Every row has a full history (the first
     samples of the convolution are generated and dropped).
 
     >>> X, y = channel_equalization(n_samples=4, seed=0)

@@ -1,22 +1,22 @@
 """Logs of any size, read in chunks: one interface for every log format.
 
-:func:`stream_log` yields fixed-size chunks of logged rounds in the learners' arrays, in the order of the
+`stream_log` yields fixed-size chunks of logged rounds in the learners' arrays, in the order of the
 log, holding at most one chunk (and the reader's buffers) in memory whatever the log's size. Every
-format is one entry of :data:`FORMATS` (name -> :class:`LogFormat`: the reader and the file suffixes it
-claims); :func:`register_format` adds one. The chunks of a stream, concatenated, are the arrays the
-whole-file reader gives (the same bits): :func:`read_log` is that concatenation for tables.
+format is one entry of `FORMATS` (name -> `LogFormat`: the reader and the file suffixes it
+claims); `register_format` adds one. The chunks of a stream, concatenated, are the arrays the
+whole-file reader gives (the same bits): `read_log` is that concatenation for tables.
 
 Chunk kinds (``chunk.kind``):
 
-- ``"index"`` — :class:`LogChunk`: ``X`` (rows, d) contexts, ``actions`` (0-based int64),
+- ``"index"`` — `LogChunk`: ``X`` (rows, d) contexts, ``actions`` (0-based int64),
   ``rewards`` (float64), ``propensities`` (float64), ``feature_names`` and ``start`` (the index of the
   chunk's first row in the log). Unpacks as ``X, actions, rewards, propensities = chunk``.
 
 **Tables** (``"parquet"``, ``"csv"``): a file, a directory (every ``*.parquet``/``*.pq`` or ``*.csv``
 file under it, in sorted path order), a glob (``"logs/day=*/*.parquet"``, matches in sorted order), a
-list of such paths, or a :class:`pyarrow.dataset.Dataset` (its fragments' order). Read with
+list of such paths, or a `pyarrow.dataset.Dataset` (its fragments' order). Read with
 ``pyarrow.dataset`` scanners (``batch_size`` rows a batch, the chunk size) and checked with Arrow's
-compute functions, a batch at a time; the columns are those of :func:`read_log`: ``action`` (0-based
+compute functions, a batch at a time; the columns are those of `read_log`: ``action`` (0-based
 ints, or text of decimal digits), ``reward``, ``propensity`` and the features (default every other
 column), or the decision service's ``export-log -o log.parquet`` (``context`` lists become the
 features ``0``, ``1``, …; events without a reward are left out). A bad value raises ValueError naming
@@ -173,7 +173,7 @@ def stream_log(source: Any, *, format: str | None = None, chunk_rows: int = DEFA
     """Yield the log ``source`` in chunks of ``chunk_rows`` rounds (the last one shorter), in order.
 
     ``source``: a path, a directory, a glob, a list of paths, or (tables) a ``pyarrow.dataset.Dataset``;
-    ``format``: a name of :data:`FORMATS` (default from the suffix); ``options``: the format's (see the
+    ``format``: a name of `FORMATS` (default from the suffix); ``options``: the format's (see the
     module docstring). Memory: one chunk and the reader's buffers, whatever the log's size."""
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
         raise ValueError(f"The 'chunk_rows' parameter of stream_log must be an int >= 1. Got {chunk_rows!r} instead.")
@@ -406,7 +406,7 @@ def _table_stream(fmt: str):
         data, name, files = _dataset(source, fmt, filesystem, partitioning)  # eager: a missing file raises here
         return _read_table(data, name, files, source, fmt, chunk_rows, action, reward, propensity, features,
                            filesystem, partitioning)
-    reader.__doc__ = f"Stream a {fmt} log (see :mod:`noisyfeedback.datasets.streams`)."
+    reader.__doc__ = f"Stream a {fmt} log (see `noisyfeedback.datasets.streams`)."
     return reader
 
 
@@ -515,7 +515,7 @@ register_format("csv", _table_stream("csv"), (".csv",),
 
 
 def concat_chunks(chunks: Iterator[LogChunk]) -> BanditLog:
-    """One :class:`BanditLog` from a stream of index chunks (their arrays concatenated)."""
+    """One `BanditLog` from a stream of index chunks (their arrays concatenated)."""
     parts = list(chunks)
     if not parts:
         raise ValueError("the stream holds no chunk.")

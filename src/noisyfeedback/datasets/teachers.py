@@ -1,10 +1,10 @@
 """Teacher assignments and evil teachers (Dekel & Shamir 2009 experiments).
 
-- :func:`random_teachers` — rows split at random into equally sized teachers (Sec. 5).
-- :func:`topic_teachers` — one teacher per topic: a fine-grained label (the paper's
+- `random_teachers` — rows split at random into equally sized teachers (Sec. 5).
+- `topic_teachers` — one teacher per topic: a fine-grained label (the paper's
   99 RCV1 low-level categories; multi-label rows go to one of their labels at
   random) or, without labels, a k-means cluster of X. Sizes are unequal (Sec. 6).
-- :func:`flip_evil` — choose evil teachers and flip all their binary labels.
+- `flip_evil` — choose evil teachers and flip all their binary labels.
 
 >>> t = random_teachers(10, 3, seed=0)
 >>> np.bincount(t).tolist()

@@ -523,7 +523,7 @@ def write_vw_ccb(path: str | os.PathLike, examples: Sequence[CCBExample]) -> Pat
 
 
 # --------------------------------------------------------------------------- cb lines as ADF
-#: the namespace of the one-hot action features that :func:`read_vw_cb_as_adf` gives each action
+#: the namespace of the one-hot action features that `read_vw_cb_as_adf` gives each action
 ACTION_NAMESPACE = "action"
 
 

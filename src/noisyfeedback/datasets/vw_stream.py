@@ -1,24 +1,24 @@
 """Vowpal Wabbit text logs of any size, read in fixed-size chunks of rounds with bounded memory.
 
-:func:`stream_vw` reads ``--cb`` (one example a line, several ``action:cost[:probability]`` words
+`stream_vw` reads ``--cb`` (one example a line, several ``action:cost[:probability]`` words
 allowed, as VW's multi-cost lines), ``--cb_adf`` (blocks of lines) and ``--ccb_explore_adf`` text,
-plain or gzip/bzip2/xz compressed (recognised by their first bytes), and yields :class:`VWChunk`\\ s of
+plain or gzip/bzip2/xz compressed (recognised by their first bytes), and yields `VWChunk`\\ s of
 ``chunk_rows`` examples (the last one shorter): the rounds in the catalogue learners' arrays (features
-hashed as :mod:`noisyfeedback.hashing` hashes the dicts of :mod:`noisyfeedback.datasets.vw_adf`, so the
+hashed as `noisyfeedback.hashing` hashes the dicts of `noisyfeedback.datasets.vw_adf`, so the
 bits are those of ``CandidateRounds.from_features`` on the examples the Python readers return) and the
 logged labels. cb and cb_adf are parsed by compiled code over the file's bytes
-(:mod:`noisyfeedback.kernels.vwtext`), a block of at most ``BLOCK_BYTES`` at a time; ccb examples are
+(`noisyfeedback.kernels.vwtext`), a block of at most ``BLOCK_BYTES`` at a time; ccb examples are
 parsed by the Python reader one example at a time. Memory is a few blocks plus one chunk, whatever
 the size of the file; the chunks are the same bits whatever ``chunk_rows`` is.
 
 **Limits** (each refused with the file and line before anything is allocated for it):
 
-- a line longer than ``max_line_bytes`` (default :data:`MAX_LINE_BYTES`, 1 MiB) or a multi-line
-  example longer than ``max_example_bytes`` (default :data:`MAX_EXAMPLE_BYTES`, 8 MiB);
+- a line longer than ``max_line_bytes`` (default `MAX_LINE_BYTES`, 1 MiB) or a multi-line
+  example longer than ``max_example_bytes`` (default `MAX_EXAMPLE_BYTES`, 8 MiB);
 - a cb action number above the number of actions given (``n_actions``, VW's ``--cb K``), or when it
-  is not given above ``max_actions`` (default :data:`MAX_CB_ACTIONS`, 10,000): a cb example carries
+  is not given above ``max_actions`` (default `MAX_CB_ACTIONS`, 10,000): a cb example carries
   one candidate per action, so the largest action number sets what every example allocates;
-- more than :data:`MAX_NAMESPACES` distinct namespace names (the learners keep a table of namespace
+- more than `MAX_NAMESPACES` distinct namespace names (the learners keep a table of namespace
   pairs for ``-q``).
 
 **Labels.** cb_adf: ``0:cost:probability`` on the chosen action's line (index = its position in the
@@ -195,7 +195,7 @@ def _source(source) -> tuple[Path, str]:
 
 def detect_format(source: str | os.PathLike) -> str:
     """``"ccb"``, ``"cb_adf"`` or ``"cb"`` from the first lines of a (possibly compressed) VW file
-    (:func:`noisyfeedback.datasets.vw_adf.detect_vw_format` on at most 1 MiB)."""
+    (`noisyfeedback.datasets.vw_adf.detect_vw_format` on at most 1 MiB)."""
     from .vw_adf import detect_vw_format
 
     path, name = _source(source)
@@ -457,7 +457,7 @@ def stream_vw(source: str | os.PathLike, format: str | None = None, *, chunk_row
 def cb_actions(source: str | os.PathLike, *, max_actions: int | None = None,
                max_line_bytes: int | None = None) -> int:
     """The largest action number of a cb file (one pass; actions above ``max_actions``, default
-    :data:`MAX_CB_ACTIONS`, refused)."""
+    `MAX_CB_ACTIONS`, refused)."""
     path, name = _source(source)
     max_actions = MAX_CB_ACTIONS if max_actions is None else max_actions
     max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes

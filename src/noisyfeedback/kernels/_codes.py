@@ -1,13 +1,13 @@
 """Named codes of the integer arguments the compiled kernels take (plain module-level ints:
 numba reads them as compile-time constants, so ``sparse == CSR_CODED`` costs what ``sparse == 3`` did).
 
-Row storage, the ``sparse`` argument (from :func:`noisyfeedback.learners._linear.kernel_view`):
+Row storage, the ``sparse`` argument (from `noisyfeedback.learners._linear.kernel_view`):
 
 - ``DENSE``: ``Xd`` is the dense X (``indptr``/``indices``/``data`` unused);
 - ``CSR_FLOAT64``: a CSR X with float64 values (a kernel may read a row's slices in place);
 - ``CSR_OTHER``: a CSR X with other value types (copied into float64 row buffers, so the
   arithmetic stays float64 with and without the JIT);
-- ``CSR_CODED``: coded rows (:class:`~noisyfeedback._rows.CodedRows`): ``data`` holds one-byte
+- ``CSR_CODED``: coded rows (`CodedRows`): ``data`` holds one-byte
   codes and ``Xd`` is the (1, n_values) table of their values.
 
 Feedback channels, the ``code`` argument (from ``FeedbackChannel._kernel_args``):

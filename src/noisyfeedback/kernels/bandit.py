@@ -7,7 +7,7 @@ P(r) = (1-γ)·1[r=ŷ] + γ/K; draw ỹ ~ P; observe f̃; then, by ``rule``:
 - RULE_BPA (bandit passive-aggressive, simple PAB): with a = f̃,
   ℓ = max(0, 1 + (1−2a)·w_ỹ·x) and w_ỹ += (2a−1)·ℓ/‖x‖²·x (no update when x = 0).
 - RULE_SOBA_FULL / RULE_SOBA_DIAG (second-order banditron, Beygelzimer et al. 2017):
-  see :func:`soba_update_row`. Extra state: ``theta`` (K, d), ``A`` (the inverse
+  see `soba_update_row`. Extra state: ``theta`` (K, d), ``A`` (the inverse
   A⁻¹, (Kd, Kd), for the full variant; the diagonal of A, (K, d), for the
   diagonal one) and ``cum`` (1,) = Σ n_s m_s.
 
@@ -166,7 +166,7 @@ def bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback):
 
 @njit(cache=True)
 def banditron_round_coded(W, idx, codes, values, nnz, s, label, gamma, h0, h1, rho0, rho1, u_learner, u_feedback):
-    """:func:`bandit_round` of RULE_BANDITRON on a row of coded values, read in place."""
+    """`bandit_round` of RULE_BANDITRON on a row of coded values, read in place."""
     row_scores_coded(W, idx, codes, values, nnz, s)
     yhat, a, pa, ft = bandit_choose(s, label, gamma, rho0, rho1, u_learner, u_feedback)
     add_sub_rows_coded(W, a, (rate_at(h1, a) if ft == 1 else rate_at(h0, a)) / pa, yhat, idx, codes, values, nnz)

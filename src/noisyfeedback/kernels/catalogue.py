@@ -21,7 +21,7 @@ weights sit (one flat θ of length D, the ``mode``):
   with one-hot candidates these are the index oracle's operations in its order (same bits).
 - MODE_HASHED (D = 2^b, mask = D − 1): k(j, a) = ((h_j·16777619) ^ h_a) & mask for the namespace pairs
   with ``Q[ns_j, ns_a] = 1`` (VW's ``-q``), k(a) = h_a & mask, k(j) = h_j & mask, k(1) = 11650396 & mask
-  (:mod:`noisyfeedback.hashing`). The bilinear term is computed as Σ_a ẑ_a·w_a times 1/‖x‖, with
+  (`noisyfeedback.hashing`). The bilinear term is computed as Σ_a ẑ_a·w_a times 1/‖x‖, with
   w_a = Σ_j x_j·θ[k(j, a)] (raw x, over x's non-zeros in order): where every candidate of a round has the
   same feature hashes (items described by the same feature names), the w_a are computed once a round.
 
@@ -132,7 +132,7 @@ def context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, in
 
 @njit(cache=True, inline="always")
 def dense_score(lin, theta, d_c, d_a, q, a_idx, a_val, alo, ahi, inv_x, inv_z, s_ctx):
-    """:func:`candidate_score` in MODE_DENSE: Σ_a q_a·ẑ_a times 1/‖x‖, plus the item and context terms (a
+    """`candidate_score` in MODE_DENSE: Σ_a q_a·ẑ_a times 1/‖x‖, plus the item and context terms (a
     small function of its own: compiled apart from the hashed branch, its loop keeps its sums in registers)."""
     s_bil = 0.0
     if lin & LIN_ITEM:  # both sums in one pass (two independent chains)
@@ -155,7 +155,7 @@ def dense_score(lin, theta, d_c, d_a, q, a_idx, a_val, alo, ahi, inv_x, inv_z, s
 @njit(cache=True, inline="always")
 def candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                     a_idx, a_val, a_ns, alo, ahi, inv_z):
-    """f(x, z) of one candidate (item row alo..ahi) given :func:`context_part`'s q / hf and s_ctx."""
+    """f(x, z) of one candidate (item row alo..ahi) given `context_part`'s q / hf and s_ctx."""
     if mode == MODE_DENSE:
         return dense_score(lin, theta, d_c, d_a, q, a_idx, a_val, alo, ahi, inv_x, inv_z, s_ctx)
     s_bil = 0.0
@@ -214,9 +214,9 @@ def shared_item_features(a_indptr, a_idx, a_ns, base, n):
 @njit(cache=True, inline="always")
 def round_scores(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, wb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                  a_indptr, a_idx, a_val, a_ns, a_inv, base, n, v):
-    """v[r] = :func:`candidate_score` of the round's n candidates (item rows base .. base + n). In MODE_HASHED,
-    where every candidate has the first one's feature hashes (:func:`shared_item_features`), each item
-    feature's context sum w_a (:func:`item_context_sum`) is computed once for the round instead of once per
+    """v[r] = `candidate_score` of the round's n candidates (item rows base .. base + n). In MODE_HASHED,
+    where every candidate has the first one's feature hashes (`shared_item_features`), each item
+    feature's context sum w_a (`item_context_sum`) is computed once for the round instead of once per
     candidate: the same sums in the same order (the same bits), n times fewer lookups of θ."""
     if mode == MODE_HASHED and n > 1 and shared_item_features(a_indptr, a_idx, a_ns, base, n):
         alo0 = a_indptr[base]
@@ -322,7 +322,7 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
 @njit(cache=True, inline="always")
 def adagrad_features(theta, G, kidx, kval, n, e, lr):
     """AdaGrad on the features (kidx, kval)[:n] in order: g = e·φ, G_k += g², θ_k += lr·g/√G_k. Four features
-    at a time by :func:`~.linear.adagrad4` (4-wide, the scalar formula's bits) when their indices are
+    at a time by `adagrad4` (4-wide, the scalar formula's bits) when their indices are
     distinct (hashed pairs may share a weight: then one at a time, in order); the last n mod 4 lanes of a
     group are padding that is computed and not written."""
     for m in range(0, n, 4):
@@ -355,7 +355,7 @@ def adagrad_features(theta, G, kidx, kval, n, e, lr):
 @njit(cache=True, inline="always")
 def _ada_span(theta, G, k0, zc, n, xh, e, lr):
     """AdaGrad on the contiguous weights k0 … k0+n−1 with φ_i = xh·zc[i]: four at a time by
-    :func:`~.linear.adagrad4` (its lanes the scalar formula's operations: g = e·(φ·1), exactly e·φ), the
+    `adagrad4` (its lanes the scalar formula's operations: g = e·(φ·1), exactly e·φ), the
     last n mod 4 one by one (LLVM does not vectorise the scalar loop: its sqrt and division stay scalar)."""
     q = n - n % 4
     for i in range(0, q, 4):
@@ -379,9 +379,9 @@ def _ada_span(theta, G, k0, zc, n, xh, e, lr):
 
 @njit(cache=True)
 def adagrad_dense_rows(lin, theta, G, zc, d_c, d_a, c_idx, c_val, clo, chi, inv_x, a_val, alo, ahi, inv_z, c, e, lr):
-    """:func:`update`'s AdaGrad step in MODE_DENSE for an item row with every feature non-zero: the weights
+    """`update`'s AdaGrad step in MODE_DENSE for an item row with every feature non-zero: the weights
     of one context feature's row of M are contiguous, so each row is one vectorisable run; the same
-    φ values in the same order as :func:`features_of` ((x̂_j·ẑ_a)·c; ẑ_a·c; x̂_j·c; c — with c = 1 the
+    φ values in the same order as `features_of` ((x̂_j·ẑ_a)·c; ẑ_a·c; x̂_j·c; c — with c = 1 the
     product by c is exact and left out). ``zc``: a buffer of at least d_a + d_c + d_c·d_a (the kernels'
     feature buffer is)."""
     for p in range(alo, ahi):
@@ -675,7 +675,7 @@ def _cat_learn_body(mode, args):
 def _cat_simulate_body(mode, args):
     """Simulated rounds ``rows`` (indices into the stream): scores, k slots drawn (uniforms
     u_learner[s·k + slot]), slot j's clean click 1[u_click < exam_env[j]·rewards[item]] flipped with
-    u_flip (rho0, rho1), the slot-by-slot oracle steps (as :func:`cat_learn`).
+    u_flip (rho0, rho1), the slot-by-slot oracle steps (as `cat_learn`).
 
     Records mistakes[s] = 1[the greedy page's clean value < the best page's], regret[s] = the best
     page's clean expected clicks − the played page's (Σ_j exam_env[j]·rewards[item_j]), clicks[s] = the
@@ -761,7 +761,7 @@ def _cat_values_hashed(*args):
 
 
 def cat_values(mode, *args):
-    """:func:`_cat_values_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
+    """`_cat_values_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
     mode's loops are left out of the machine code (the dense loops run about twice as fast without them)."""
     (_cat_values_dense if mode == MODE_DENSE else _cat_values_hashed)(*args)
 
@@ -777,7 +777,7 @@ def _cat_act_hashed(*args):
 
 
 def cat_act(mode, *args):
-    """:func:`_cat_act_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
+    """`_cat_act_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
     mode's loops are left out of the machine code (the dense loops run about twice as fast without them)."""
     (_cat_act_dense if mode == MODE_DENSE else _cat_act_hashed)(*args)
 
@@ -793,7 +793,7 @@ def _cat_learn_hashed(*args):
 
 
 def cat_learn(mode, *args):
-    """:func:`_cat_learn_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
+    """`_cat_learn_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
     mode's loops are left out of the machine code (the dense loops run about twice as fast without them)."""
     (_cat_learn_dense if mode == MODE_DENSE else _cat_learn_hashed)(*args)
 
@@ -809,6 +809,6 @@ def _cat_simulate_hashed(*args):
 
 
 def cat_simulate(mode, *args):
-    """:func:`_cat_simulate_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
+    """`_cat_simulate_body` (its arguments after ``mode``), compiled for each feature mode apart: the other
     mode's loops are left out of the machine code (the dense loops run about twice as fast without them)."""
     (_cat_simulate_dense if mode == MODE_DENSE else _cat_simulate_hashed)(*args)

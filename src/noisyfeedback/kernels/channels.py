@@ -1,4 +1,4 @@
-"""Kernel twins of the feedback channels in :mod:`noisyfeedback.feedback`."""
+"""Kernel twins of the feedback channels in `noisyfeedback.feedback`."""
 
 import numpy as np
 from numba import njit, types
@@ -56,7 +56,7 @@ def set_rate(x, chosen, m):
 
 @njit(cache=True)
 def set_rate_array(x, chosen, m):
-    """:func:`set_rate` of a float64 array of rates (one value, or one per label)."""
+    """`set_rate` of a float64 array of rates (one value, or one per label)."""
     if x.shape[0] == 1:
         return x[0]
     s = x[chosen[0]]

@@ -9,12 +9,12 @@ Notation: s = W x, Ŷ = the top-m labels of s (ties: lowest index first, so
 - MC-DBF: P(r) = (1−γ)/m·1[r∈Ŷ] + γ/K; the set Ỹ of m distinct labels is drawn
   by successive sampling without replacement ∝ P (one uniform per draw, inverse
   CDF over the remaining labels in increasing label order); Z(Ỹ) is the exact
-  probability of drawing that set (:func:`set_probability`); f̃ the (flipped)
+  probability of drawing that set (`set_probability`); f̃ the (flipped)
   feedback and h(f̃) its unbiased estimate; then
   W[r] += (h(f̃)·1[r∈Ỹ]/(Z(Ỹ)·τ1) − 1[r∈Ŷ]/m − τ2)·x for every r.
   With m = 1 the draw and the update are Banditron's own operations
-  (:func:`~noisyfeedback.kernels.linear.epsilon_greedy_draw`, then
-  :func:`~noisyfeedback.kernels.linear.add_sub_rows`), so MC-DBF(m=1) is Banditron/RCNBF bit for bit.
+  (`epsilon_greedy_draw`, then
+  `add_sub_rows`), so MC-DBF(m=1) is Banditron/RCNBF bit for bit.
 """
 
 import numpy as np
@@ -172,7 +172,7 @@ def set_estimate(ft, h0, h1, r0, r1, chosen, m):
 @njit(cache=True)
 def mcdbf_learn(W, Xd, indptr, indices, data, sparse, m, tau1, tau2, h0, h1, sets, feedback, probs, r0, r1):
     """Update from logged rows in order: set Ỹ (sorted or not), 0/1 feedback f̃, Z(Ỹ). ``r0``/``r1``:
-    the learner's per-label rates (see :func:`set_estimate`), empty for one pair (then h0, h1)."""
+    the learner's per-label rates (see `set_estimate`), empty for one pair (then h0, h1)."""
     K, d = W.shape
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -197,7 +197,7 @@ def mcdbf_simulate(W, Xd, indptr, indices, data, sparse, y, order, m, gamma, tau
                    rho0, rho1, u_learner, u_feedback, mistakes, set_miss, r0, r1):
     """Simulation loop under Diluted(m, rho0, rho1): m learner uniforms and one channel uniform a round.
     The channel's rates: scalars, or arrays (one value, or one per label: a set flips with its labels'
-    mean rates); the learner's per-label rates ``r0``/``r1`` as in :func:`mcdbf_learn`.
+    mean rates); the learner's per-label rates ``r0``/``r1`` as in `mcdbf_learn`.
 
     ``mistakes[t]`` = 1[argmax ≠ y]; ``set_miss[t]`` = 1[y ∉ Ŷ] (the greedy top-m set's miss).
     """

@@ -106,12 +106,12 @@ else:
 
     def _vector_scores(K: int, coded: bool):
         """An intrinsic s = W x for a row given by its non-zeros (coded: x_p = values[codes[p]]) and K classes
-        fixed when compiled: :func:`row_scores`'s sums (s_k = 0, then s_k += W[k, j]·x_p over the non-zeros
+        fixed when compiled: `row_scores`'s sums (s_k = 0, then s_k += W[k, j]·x_p over the non-zeros
         in order), kept in 4-wide registers when W is column-major (a feature's K weights adjacent: one
         vector load and one multiply and add per 4 classes, instead of 4 of each), else one scalar per class.
 
         Each lane does the scalar formula's correctly rounded multiply then add (no fused multiply-add),
-        so the bits are :func:`row_scores_any_k`'s. On MNIST (K = 10, about 150 non-zeros a row) the
+        so the bits are `row_scores_any_k`'s. On MNIST (K = 10, about 150 non-zeros a row) the
         scalar loop was bound by its 10 loads per non-zero."""
         from llvmlite import ir
         from numba.core import cgutils
@@ -216,7 +216,7 @@ def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
     """Copy row i's non-zeros into idx/val; returns their number.
 
     ``sparse`` (codes in ``kernels._codes``): DENSE: dense ``Xd``; CSR_FLOAT64 or CSR_OTHER: CSR;
-    CSR_CODED: CSR whose ``data`` are codes of the values ``Xd[0]`` (:class:`noisyfeedback._rows.CodedRows`;
+    CSR_CODED: CSR whose ``data`` are codes of the values ``Xd[0]`` (`noisyfeedback._rows.CodedRows`;
     every coded value is non-zero).
     """
     nnz = 0
@@ -242,14 +242,14 @@ def fetch_row(i, Xd, indptr, indices, data, sparse, idx, val):
     return nnz
 
 
-#: numbers of classes K for which :func:`row_scores` keeps the K running sums in registers
+#: numbers of classes K for which `row_scores` keeps the K running sums in registers
 REGISTER_K = tuple(range(2, 17))
 
 # One kernel per K in REGISTER_K, generated from this template: the same sums in the same order as
 # row_scores_any_k, generated too (s_k = 0, then s_k += W[k, j]·v over the non-zeros in order), so the same bits,
 # but with K known when compiled the sums stay in registers instead of a store and reload of s[k]
 # per non-zero. On MNIST (K = 10, 150 non-zeros a row) the bandit round went from 1.48 to 1.18 µs. Compiled, the
-# kernel's body is the intrinsic of :func:`_vector_scores` (the same sums, 4 classes a register when W is
+# kernel's body is the intrinsic of `_vector_scores` (the same sums, 4 classes a register when W is
 # column-major): SquareCB's round on MNIST went from about 1.03 to 0.75 µs, RCNBF's from 0.9 to 0.65 µs.
 # Two families: values given (``val[p]``) and coded values (``values[codes[p]]``, see _rows.CodedRows).
 _FIXED_K_TEMPLATE = """
@@ -262,7 +262,7 @@ def _row_scores{suffix}_{K}(W, idx, {args}, nnz, s):
         {accumulate}
     {store}
 """
-# compiled, the same sums by the intrinsic of :func:`_vector_scores` (4-wide when W is column-major)
+# compiled, the same sums by the intrinsic of `_vector_scores` (4-wide when W is column-major)
 _FIXED_K_VECTOR_TEMPLATE = """
 @njit(cache=True)
 def _row_scores{suffix}_{K}(W, idx, {args}, nnz, s):
@@ -317,7 +317,7 @@ exec(compile(_generate_row_scores(), __file__, "exec"), globals())
 
 @njit(cache=True)
 def add_sub_rows_coded(W, r_add, coef, r_sub, idx, codes, values, nnz):
-    """:func:`add_sub_rows` for a row of coded values (x_j = values[codes[p]])."""
+    """`add_sub_rows` for a row of coded values (x_j = values[codes[p]])."""
     for p in range(nnz):
         j = idx[p]
         v = values[np.int64(codes[p])]  # np.int64: also typed (never run) for float data

@@ -26,7 +26,7 @@ action and mapped onto the raw scale of the mean action (so that equal rates wou
 fits the raw feedback (its residual uses v). Without rates (``c0`` empty) the policy reads v itself.
 
 **Estimated rates** (``stats`` not empty, m = 1): every round also tallies the played action's feedback
-by what the learner believed when it played (:func:`rate_tally`): plays of the greedy label with a margin
+by what the learner believed when it played (`rate_tally`): plays of the greedy label with a margin
 of at least ``RATE_MARGIN`` over the runner-up (anchors of a right play: their feedback rate estimates
 1 − ρ1(a)) and plays of a label at least ``RATE_MARGIN`` below the greedy one (anchors of a wrong play:
 ρ0(a)), the corrected values being those the policy read (v itself while no estimate is in use, passed as
@@ -236,7 +236,7 @@ def row_sqnorm(val, codes, values_, nnz, coded):
 
 @njit(cache=True)
 def row_sqnorms(Xd, indptr, indices, data, sparse, out):
-    """out[i] = ‖x_i‖² of every row of CSR or coded rows (sparse != DENSE), by :func:`row_sqnorm`: the
+    """out[i] = ‖x_i‖² of every row of CSR or coded rows (sparse != DENSE), by `row_sqnorm`: the
     numbers a round computes, bit for bit. simulate keeps them with the rows (a row is visited many times)."""
     for i in range(out.shape[0]):
         lo = indptr[i]
@@ -250,7 +250,7 @@ def row_sqnorms(Xd, indptr, indices, data, sparse, out):
 @njit(cache=True, inline="always")
 def values(W, b, idx, val, codes, values_, nnz, coded, v, sq):
     """v = W x̂ + b, x̂ = x/‖x‖ (x = 0: x̂ = 0), for a row given by its non-zeros (coded: x_j = values_[codes[p]]).
-    ``sq`` = ‖x‖² when known (simulate's per-row cache, :func:`row_sqnorms`), else negative: computed here.
+    ``sq`` = ‖x‖² when known (simulate's per-row cache, `row_sqnorms`), else negative: computed here.
     Returns 1/‖x‖ (1 for x = 0). The oracle sees unit-norm rows: its step sizes do not depend on the scale
     of the features (pixels in [0, 1] or [0, 255], rows normalised or not: the same learner)."""
     if coded:
@@ -271,7 +271,7 @@ def adagrad_row(W, G, a, e, lr, idx, val, codes, values_, nnz, coded, inv):
     G[a, j] += g², W[a, j] += lr·g/√G[a, j] (G[a, j] = 0, g underflowed on a fresh coordinate: /√1).
 
     One pass, four non-zeros at a time: their x and G[a, j] are gathered, the four coordinates updated
-    by :func:`~.linear.adagrad4` (4-wide, the bits of the scalar formula) and h, s scattered into G and W.
+    by `adagrad4` (4-wide, the bits of the scalar formula) and h, s scattered into G and W.
     The columns of a row are distinct (``check_X`` sums a CSR row's duplicates), so the four are
     independent; the last nnz mod 4 take the scalar formula."""
     q = nnz - nnz % 4
@@ -334,7 +334,7 @@ def ridge_row(W, b, P, u, a, e, idx, val, codes, values_, nnz, coded, inv):
 @njit(cache=True, inline="always")
 def oracle_update(oracle, W, b, G, Gb, P, u, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv):
     """One square-loss step of each label of the set ``chosen[:m]`` with residual e on x̂ = x·inv (module doc):
-    AdaGrad (:func:`adagrad_row`, and the intercept), NLMS, or recursive least squares (:func:`ridge_row`,
+    AdaGrad (`adagrad_row`, and the intercept), NLMS, or recursive least squares (`ridge_row`,
     m = 1: the learner refuses it for sets). The ridge step also runs on e = 0 (it updates P)."""
     if oracle == ORACLE_ADAGRAD:  # the default first
         if e != 0.0:
@@ -407,7 +407,7 @@ def explore_at(kind, explore, gamma_exponent, t):
 def oracle_act(W, b, Xd, indptr, indices, data, sparse, m, kind, explore, gamma_exponent, t, u, sets, probs,
                pis, c0, cb):
     """Draw a set (m = 1: an action) for every row with the uniforms u[i·n : (i+1)·n], n = draws_per_round;
-    writes sets (n, m), P(set | label order) (n,) and π (n, K). ``c0``/``cb``: :func:`corrected`."""
+    writes sets (n, m), P(set | label order) (n,) and π (n, K). ``c0``/``cb``: `corrected`."""
     K, d = W.shape
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -447,7 +447,7 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
 def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr, c0, cb, stats):
     """Update from logged rows in order (set, reward: 0/1 or real-valued); t[0] counts the updates. ``stats`` (4, K), or
     empty: the rate tallies of the rows (m = 1), greedy label and margin from the values the policy reads
-    (corrected by ``c0``/``cb`` when not empty; see :func:`rate_tally`)."""
+    (corrected by ``c0``/``cb`` when not empty; see `rate_tally`)."""
     K, d = W.shape
     m = sets.shape[1]
     idx = np.empty(d, np.int64)
@@ -480,8 +480,8 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
     feedback 1[y ∈ set] flipped with ``u_feedback`` (the channel's rates ``rates`` = (ρ0, ρ1) rows of one
     value, or one per label, a set taking its labels' mean), oracle step. ``corr``: (3, K) rows c0, cb and
-    scratch for the corrected values the policy reads (:func:`correct_values`), or (3, 0) without rates;
-    (7, K) when estimating the rates, rows 3-6 the tallies (:func:`rate_tally`).
+    scratch for the corrected values the policy reads (`correct_values`), or (3, 0) without rates;
+    (7, K) when estimating the rates, rows 3-6 the tallies (`rate_tally`).
     (At most 30 arguments: CPython passes more as a tuple, which numba does not inline.)"""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
     if corr.shape[1] > 0:
@@ -507,8 +507,8 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
     """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1 (float64 arrays: one
     value, or one per label, ``feedback.kernel_feedback``): ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
-    1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (:func:`row_sqnorms`, in-place rows only), or
-    empty: computed each round. ``stats`` (4, K) or empty: the rate tallies, updated (:func:`rate_tally`).
+    1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (`row_sqnorms`, in-place rows only), or
+    empty: computed each round. ``stats`` (4, K) or empty: the rate tallies, updated (`rate_tally`).
 
     Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 and coded rows are read in place,
     other forms copied into buffers; the same arithmetic in the same order either way.

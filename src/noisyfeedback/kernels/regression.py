@@ -21,7 +21,7 @@ unknown variance, ≥ 2 labels: the sample variance over nlab,
 Σ(ỹ_j − m)²/(nlab·(nlab − 1)) (= (ỹ1 − ỹ2)²/4 for two labels, the paper's
 estimate); unknown variance, one label: (ỹ − ŷ)²/4 (ONE_SAMPLE_PRED).
 
-Guard of eq. (5) (:func:`scaling_alpha`): v = 0 gives α = 1 whatever e (no noise:
+Guard of eq. (5) (`scaling_alpha`): v = 0 gives α = 1 whatever e (no noise:
 the update is NLMS; this also defines 0/0 as 1); e = 0 < v gives α = 0 (the
 limit of (5) as e → 0: the noise dominates, no update).
 
@@ -107,7 +107,7 @@ def label_mean(lab, nlab):
 @njit(cache=True)
 def ors_coef(val, nnz, yhat, lab, nlab, v1, yc, rule, known, r, beta):
     """The step of one update, w += coef·x, from the first ``nlab`` labels in ``lab`` (see
-    :func:`ors_update`). Returns (coef, ok); not ok: the error, ‖x‖² or coef is not finite."""
+    `ors_update`). Returns (coef, ok); not ok: the error, ‖x‖² or coef is not finite."""
     sq = 0.0
     for p in range(nnz):
         sq += val[p] * val[p]
@@ -259,7 +259,7 @@ def ors_simulate(w, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, 
     """Simulation loop under GaussianNoise: round s uses row order[s], variance v[s] and the
     standard normals z[s·kmax : (s+1)·kmax] (label j = y + √v·z_j, as GaussianNoise.respond).
     Writes sqerr[s] = (ŷ − y)² against the clean target and out_nlab[s]. Returns (t, spent, a, bad) as
-    :func:`ors_learn` (bad: the round)."""
+    `ors_learn` (bad: the round)."""
     d = w.shape[0]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)
@@ -337,7 +337,7 @@ def ors_auto_round(W, rs, loss, yhats, coefs, idx, val, nnz, lab, ncols, v1, yc,
 @njit(cache=True)
 def ors_auto_learn(W, rs, loss, Xd, indptr, indices, data, sparse, Y, variance, y_clean, u, rule, known, beta,
                    strategy, budget, k, p, n_begin, t, spent, a, discount, out_nlab):
-    """:func:`ors_learn` for r = "auto" (members W, rs, running losses ``loss``)."""
+    """`ors_learn` for r = "auto" (members W, rs, running losses ``loss``)."""
     n = Y.shape[0]
     ncols = Y.shape[1]
     d = W.shape[1]
@@ -362,7 +362,7 @@ def ors_auto_learn(W, rs, loss, Xd, indptr, indices, data, sparse, Y, variance, 
 @njit(cache=True)
 def ors_auto_simulate(W, rs, loss, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, rule, known,
                       beta, strategy, budget, k, p, n_begin, t, spent, a, discount, sqerr, out_nlab):
-    """:func:`ors_simulate` for r = "auto": sqerr[s] = (ŷ − y)² of the leader's prediction."""
+    """`ors_simulate` for r = "auto": sqerr[s] = (ŷ − y)² of the leader's prediction."""
     d = W.shape[1]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)

@@ -206,7 +206,7 @@ def rls_learn(w, P, Xd, indptr, indices, data, sparse, Y, variance, u, vmode, sh
 def rls_simulate(w, P, Xd, indptr, indices, data, sparse, y, order, v, z, kmax, u, vmode, shrink, vfloor,
                  vstate, strategy, budget, k, p, n_begin, t, spent, a, sqerr, out_nlab, lam):
     """Simulation loop under GaussianNoise (as ``ors_simulate``): label j = y + √v·z[s·kmax + j];
-    sqerr[s] = (ŷ − y)². Returns (t, spent, a, bad, status) as :func:`rls_learn` (bad: the round)."""
+    sqerr[s] = (ŷ − y)². Returns (t, spent, a, bad, status) as `rls_learn` (bad: the round)."""
     d = w.shape[0]
     idx = np.empty(d, np.int64)
     val = np.empty(d, np.float64)

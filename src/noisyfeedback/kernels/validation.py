@@ -2,7 +2,7 @@
 
 from numba import njit
 
-#: codes returned by :func:`csr_first_bad_row` (with the row), -1 when the structure is sound
+#: codes returned by `csr_first_bad_row` (with the row), -1 when the structure is sound
 CSR_OK, CSR_INDPTR_DECREASES, CSR_INDEX_OUT_OF_RANGE = -1, 1, 2
 
 

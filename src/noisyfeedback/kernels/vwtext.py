@@ -1,8 +1,8 @@
 """Compiled parsing of Vowpal Wabbit text (``--cb`` one example a line, ``--cb_adf`` blocks of lines)
 straight from bytes into the catalogue learners' hashed arrays.
 
-The grammar and the hashing are those of :mod:`noisyfeedback.datasets.vw_adf` and
-:mod:`noisyfeedback.hashing` (a feature's hash is VW's hashstring: all ASCII digits give
+The grammar and the hashing are those of `noisyfeedback.datasets.vw_adf` and
+`noisyfeedback.hashing` (a feature's hash is VW's hashstring: all ASCII digits give
 ``int(name) + seed`` mod 2^32, anything else MurmurHash3_x86_32 of its UTF-8 bytes seeded by the
 namespace's hash; ``name:text`` is the feature ``name + text`` with value 1; features repeated
 within a namespace of a line are summed at their first place; namespaces are listed in the order of
@@ -11,9 +11,9 @@ those with at most 15 significant digits and a decimal exponent within ±22 are 
 (Clinger's fast path: one exact product or quotient of doubles is correctly rounded), the others by
 Python's ``float`` (the same bits as the Python readers either way).
 
-Two passes over a buffer: :func:`vw_scan` finds the complete examples (and refuses over-long lines
+Two passes over a buffer: `vw_scan` finds the complete examples (and refuses over-long lines
 and examples before anything is allocated for them) and counts them, their lines and tokens;
-:func:`vw_parse` fills arrays sized by those counts. Errors come back as a code and the byte
+`vw_parse` fills arrays sized by those counts. Errors come back as a code and the byte
 offsets of the offending line and token; the Python caller words them.
 """
 
@@ -315,7 +315,7 @@ def _ns_id(ns_tab, ns_new, ns_cache, key, s, e):
 
 
 def new_ns_table() -> np.ndarray:
-    """An empty namespace table for :func:`vw_parse` (NS_TABLE rows and a row holding the count)."""
+    """An empty namespace table for `vw_parse` (NS_TABLE rows and a row holding the count)."""
     tab = np.full((NS_TABLE + 1, 2), _NS_EMPTY, np.int64)
     tab[NS_TABLE, 1] = 0
     return tab
@@ -588,7 +588,7 @@ def _cost_prob(buf, s, e, c1, c2, line, err, res):
 def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_tab, ns_new,
              c_indptr, c_hash, c_val, c_ns, i_indptr, i_hash, i_val, i_ns, offsets,
              lab_action, lab_cost, lab_prob, lab_line, err, counts):
-    """Parse the complete examples of ``buf[pos:stop]`` (found by :func:`vw_scan`) into the arrays:
+    """Parse the complete examples of ``buf[pos:stop]`` (found by `vw_scan`) into the arrays:
     shared rows (c_*), action rows (i_*; none for cb), offsets (actions per example, adf), labels
     (action index 0-based or -1, cost, probability) and the byte offset of each example's first line.
     cb: every action number is checked against ``k_check``; counts[2] = the largest action seen.

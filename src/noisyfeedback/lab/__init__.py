@@ -1,6 +1,6 @@
 """The lab: the wing that runs studies and writes about them — declarative sweeps (TOML configs),
 resumable runs on one machine or a Dask cluster, results tables, figures, reports, and the
-``reproduce`` recipes of the papers (:mod:`.papers`).
+``reproduce`` recipes of the papers (`.papers`).
 
 The rule of the house: the core (kernels, learners, feedback, simulate, datasets, noise, ope) and
 the service never import the lab; the lab builds on them (an import-linter contract in
@@ -8,16 +8,16 @@ the service never import the lab; the lab builds on them (an import-linter contr
 
 For the command line (thin wrappers call these):
 
-- :func:`run_config` (``noisyfeedback run CONFIG.toml [-j N] [--scheduler tcp://H:P] [--out DIR]``)
+- `run_config` (``noisyfeedback run CONFIG.toml [-j N] [--scheduler tcp://H:P] [--out DIR]``)
   → path of ``results.parquet``;
-- :func:`validate_config` (a dry run: check everything, count tasks) → a Plan (``describe_plan(plan)``);
-- :func:`plot_results` (``noisyfeedback plot results.parquet [--out DIR]``) → list of PNG paths;
-- :func:`reproduce` (``noisyfeedback reproduce NAME [--quick] [--data-dir D] [--out DIR] [-j N]``)
-  → path of the report's ``index.html``; :func:`recipe_names` lists the NAMEs.
+- `validate_config` (a dry run: check everything, count tasks) → a Plan (``describe_plan(plan)``);
+- `plot_results` (``noisyfeedback plot results.parquet [--out DIR]``) → list of PNG paths;
+- `reproduce` (``noisyfeedback reproduce NAME [--quick] [--data-dir D] [--out DIR] [-j N]``)
+  → path of the report's ``index.html``; `recipe_names` lists the NAMEs.
 
-In code: :func:`run_experiment` takes a path, a dict or an :class:`ExperimentConfig`;
-:func:`read_results` reads a results table; :mod:`.figures` turns it into figures and
-tables; :func:`register_paper` adds a reproduction (a :class:`Paper`). See :mod:`.config` for the schema
+In code: `run_experiment` takes a path, a dict or an `ExperimentConfig`;
+`read_results` reads a results table; `.figures` turns it into figures and
+tables; `register_paper` adds a reproduction (a `Paper`). See `.config` for the schema
 and ``examples/`` for configs.
 
 >>> from noisyfeedback.lab import parse_config, build_plan

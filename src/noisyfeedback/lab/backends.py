@@ -1,9 +1,9 @@
 """Where tasks run: in this process, in local worker processes (joblib/loky), or on a Dask cluster.
 
-Every backend maps :func:`~noisyfeedback.lab.tasks.run_task` over task
+Every backend maps `run_task` over task
 dicts and yields rows as tasks finish (in any order); this process writes each
 row to the results store. Results never depend on the backend: each task is
-seeded from its own identity (see :mod:`.tasks`).
+seeded from its own identity (see `.tasks`).
 
 - ``serial`` (``jobs=1``): one task after another, here.
 - ``joblib`` (``jobs=N``, ``-j N`` on the command line; ``-1`` = every core):

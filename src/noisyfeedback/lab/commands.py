@@ -1,13 +1,13 @@
 """The lab's commands: what ``noisyfeedback demo``, ``run``, ``plot`` and ``reproduce`` do.
 
-The command line (:mod:`noisyfeedback.cli`) parses the flags and calls these; they live here, in the
+The command line (`noisyfeedback.cli`) parses the flags and calls these; they live here, in the
 lab, because they run studies and write reports (the core and the service never import the lab).
 
-- :func:`demo`: a Markdown + HTML report built from :data:`DEMO_PARTS` (the bandit baselines on
-  :data:`DEMO_DATASETS`, then every paper recipe in quick mode); append a part to extend it;
-- :func:`results_table`: the numbers of a results table (``noisyfeedback run``) as a rich table;
-- ``run``, ``plot`` and ``reproduce`` call :func:`.runner.run_config`, :func:`.figures.plot_results`
-  and :func:`.recipes.reproduce`.
+- `demo`: a Markdown + HTML report built from `DEMO_PARTS` (the bandit baselines on
+  `DEMO_DATASETS`, then every paper recipe in quick mode); append a part to extend it;
+- `results_table`: the numbers of a results table (``noisyfeedback run``) as a rich table;
+- ``run``, ``plot`` and ``reproduce`` call `.runner.run_config`, `.figures.plot_results`
+  and `.recipes.reproduce`.
 """
 
 from __future__ import annotations

@@ -48,9 +48,9 @@ parameter a literal list value (e.g. a confusion matrix), wrap it:
 ``C = { value = [[0.8, 0.2], [0.2, 0.8]] }``.
 
 Structural errors (unknown or missing keys, wrong types) are reported here by
-:func:`load_config`; names, parameters and values are checked against the
-library by :func:`noisyfeedback.lab.plan.build_plan`. Both raise
-:class:`ConfigError`, whose message names every bad key path, e.g.
+`load_config`; names, parameters and values are checked against the
+library by `noisyfeedback.lab.plan.build_plan`. Both raise
+`ConfigError`, whose message names every bad key path, e.g.
 ``learners[1].params.gamma``, and the allowed values.
 """
 
@@ -350,7 +350,7 @@ class SelectionSpec(_Model):
     tuning_seeds: Seeds
     report_seeds: Seeds
     #: values tried past the grid's edge, at most, per tuned group, while the best sits on that edge
-    #: (0: the grid as given); see :mod:`noisyfeedback.experiments.grids`
+    #: (0: the grid as given); see `noisyfeedback.experiments.grids`
     extend: Annotated[int, Field(ge=0, le=20)] = 0
 
     @field_validator("report_seeds")
@@ -456,7 +456,7 @@ def _friendly(err: dict) -> tuple[str, str]:
 
 
 def parse_config(data: dict[str, Any], source: str | None = None) -> ExperimentConfig:
-    """Validate a config dict (as read from TOML); raise :class:`ConfigError` naming each bad key path."""
+    """Validate a config dict (as read from TOML); raise `ConfigError` naming each bad key path."""
     if isinstance(data, ExperimentConfig):
         return data
     if not isinstance(data, dict):
@@ -490,7 +490,7 @@ def canonical_json(obj: Any) -> str:
 
 
 def stable_hash(obj: Any, n: int = 16) -> str:
-    """The first ``n`` hex digits of the SHA-256 of :func:`canonical_json`."""
+    """The first ``n`` hex digits of the SHA-256 of `canonical_json`."""
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:n]
 
 

@@ -3,25 +3,25 @@
 A *task* is a small plain dict (JSON-able); its ``task_id`` is a hash of its
 content, so a task is its own identity. A *task kind* is a pure function
 registered under a name, and a task names its function by import path
-(``task["_func"] = "package.module:function"``, filled in by :func:`make_task`):
+(``task["_func"] = "package.module:function"``, filled in by `make_task`):
 a worker process imports that one module and nothing else (never every paper).
 Keys starting with "_" say where to find things, not what to compute: they are
 not part of the task's identity.
 
 - ``@task_kind("dekel2009.split")``: ``func(task) -> rows`` (a list of dicts, or
-  one dict); the engine stores the rows as JSON (:meth:`Engine.run` reads them back).
-- ``@task_kind("sweep", row=True)`` (:func:`.tasks.run_task`): the task of a TOML
+  one dict); the engine stores the rows as JSON (`Engine.run` reads them back).
+- ``@task_kind("sweep", row=True)`` (`.tasks.run_task`): the task of a TOML
   sweep, one more kind: ``func(task) -> row``, the row of the sweep's results
   table, stored as its columns.
 - ``register_task_kind("online")`` (``data=True``): what a sweep task runs on its
   loaded data set, picked by the config's learner ``kind``:
-  ``func(task, X, y, n_classes, seeds) -> result columns`` (see :mod:`.tasks`).
+  ``func(task, X, y, n_classes, seeds) -> result columns`` (see `.tasks`).
 
 The engine alone owns the rest: the results store (one file per finished task,
-:mod:`.store`), resuming (finished tasks are skipped, and the run says how many),
+`.store`), resuming (finished tasks are skipped, and the run says how many),
 the backends (serial, ``jobs=N`` local processes, a Dask scheduler) and the
 progress bars (named "<paper>: <part>", counting tasks). A recipe whose tasks
-depend on earlier results runs its parts in order in one :class:`Engine`::
+depend on earlier results runs its parts in order in one `Engine`::
 
     with Engine(out_dir / "results", name="dekel2009", jobs=jobs, progress=progress) as eng:
         problems = eng.run(problem_tasks, "choosing λ")       # one result (list of rows) per task
@@ -247,7 +247,7 @@ class Engine:
 
     ``out``: the results directory (its ``tasks/`` folder holds one file per
     finished task); ``name``: what the progress bars and messages are prefixed
-    with (a paper); ``jobs``/``scheduler``: the backend (see :func:`.backends.make_backend`);
+    with (a paper); ``jobs``/``scheduler``: the backend (see `.backends.make_backend`);
     ``progress``: True, False or a ``rich.progress.Progress``.
     """
 

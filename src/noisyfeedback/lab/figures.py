@@ -1,20 +1,20 @@
 """Figures and tables from a results table: pure functions returning matplotlib Figures / DataFrames.
 
-- :func:`learning_curves` — cumulative online error rate against rounds, one line per configuration
-  (from Traces, :func:`traces_to_frame`, or a frame of curves), mean over seeds with a band;
-  :func:`short_name` / :func:`short_label` — the short labels of learners and channels;
-- :func:`learning_curve_figures` — per (dataset, channel): cumulative error vs rounds, log-log,
-  mean over seeds with a band (drawn by :func:`learning_curves`);
-- :func:`sweep_figure` / :func:`sweep_figures` — final metric vs a parameter (e.g. the γ grid),
+- `learning_curves` — cumulative online error rate against rounds, one line per configuration
+  (from Traces, `traces_to_frame`, or a frame of curves), mean over seeds with a band;
+  `short_name` / `short_label` — the short labels of learners and channels;
+- `learning_curve_figures` — per (dataset, channel): cumulative error vs rounds, log-log,
+  mean over seeds with a band (drawn by `learning_curves`);
+- `sweep_figure` / `sweep_figures` — final metric vs a parameter (e.g. the γ grid),
   mean ± std over seeds, one line per learner (each with its own dashes and markers,
-  :func:`line_style`, as the learning curves);
-- :func:`summary_table`, :func:`bar_figure` — final metric per configuration (mean ± std);
-- :func:`selection_table` — chosen values of a ``[selection]`` run;
-- :func:`plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs;
-- :func:`new_figure` — the one figure factory of every report (panels in a grid, constrained layout),
-  and :func:`learner_color` / :func:`color_picker` — one fixed colour per learner across every report.
+  `line_style`, as the learning curves);
+- `summary_table`, `bar_figure` — final metric per configuration (mean ± std);
+- `selection_table` — chosen values of a ``[selection]`` run;
+- `plot_results` — ``noisyfeedback plot results.parquet``: writes the PNGs;
+- `new_figure` — the one figure factory of every report (panels in a grid, constrained layout),
+  and `learner_color` / `color_picker` — one fixed colour per learner across every report.
 
-Nothing here uses pyplot's global state (figures are :class:`matplotlib.figure.Figure`).
+Nothing here uses pyplot's global state (figures are `matplotlib.figure.Figure`).
 """
 
 
@@ -150,15 +150,15 @@ def _hidden_defaults(name: str, present: set) -> list[tuple[str, str]]:
 
 
 def short_label(trace) -> str:
-    """``'Banditron γ=0.1, NoisyBandit(0.2,0.4)'`` for a :class:`~noisyfeedback.Trace`."""
+    """``'Banditron γ=0.1, NoisyBandit(0.2,0.4)'`` for a `Trace`."""
     return f"{short_name(trace.learner)}, {short_name(trace.feedback, positional=True)}"
 
 
 def traces_to_frame(traces, labels: str | Iterable[str] | None = None) -> pd.DataFrame:
     """One row per Trace: label, learner, feedback, seed, n_rounds, error_rate, mistakes,
-    wall_time, checkpoints and curve (arrays) — the table :func:`learning_curves` reads.
+    wall_time, checkpoints and curve (arrays) — the table `learning_curves` reads.
 
-    ``labels``: one label for all traces, one per trace, or None for :func:`short_label`.
+    ``labels``: one label for all traces, one per trace, or None for `short_label`.
     """
     traces = [traces] if hasattr(traces, "curve") else list(traces)
     if labels is None or isinstance(labels, str):
@@ -299,17 +299,17 @@ def learning_curves(
     data : Trace, list of Traces, dict {label: Trace or list of Traces}, or DataFrame
         A DataFrame needs columns ``checkpoints`` and ``curve`` (array-likes per
         row) and ``label`` (or ``learner`` [+ ``feedback``] reprs, shortened).
-        Traces are labelled with :func:`short_label` unless ``labels`` is given.
+        Traces are labelled with `short_label` unless ``labels`` is given.
         Runs sharing a label (e.g. several seeds) are drawn as their mean with a
         shaded band.
     ax : matplotlib Axes, optional
-        Draw into it; otherwise a new :class:`~matplotlib.figure.Figure` is made
+        Draw into it; otherwise a new `Figure` is made
         (no pyplot state involved).
     band : 'minmax', 'std' or None
         Band around the mean of several runs: min..max, mean ± one standard
         deviation, or none.
     colors : callable, optional
-        ``label -> colour`` (e.g. :func:`noisyfeedback.lab.figures.color_picker`'s, one fixed
+        ``label -> colour`` (e.g. `noisyfeedback.lab.figures.color_picker`'s, one fixed
         colour per learner); default: matplotlib's colour cycle.
 
     Returns
@@ -530,7 +530,7 @@ def sweep_figure(df: pd.DataFrame, param: str, metric: str = "error_rate", *, da
 
 
 def sweep_figures(df: pd.DataFrame, metric: str = "error_rate") -> dict[tuple[str, str, str], Figure]:
-    """A :func:`sweep_figure` per (dataset, channel, numeric parameter varying for some learner)."""
+    """A `sweep_figure` per (dataset, channel, numeric parameter varying for some learner)."""
     rows = df
     if "phase" in df.columns and (df["phase"] == "tuning").any():
         rows = df[df["phase"] == "tuning"]

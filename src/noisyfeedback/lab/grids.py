@@ -1,7 +1,7 @@
 """Tuning grids that do not bind: the paper's grid first, then extended past whichever edge holds the best.
 
 A baseline tuned on a grid whose best value sits on the grid's edge is under-tuned: the true best may lie
-further out. :func:`extend_grid` evaluates the paper's grid, and while the best value is an edge of
+further out. `extend_grid` evaluates the paper's grid, and while the best value is an edge of
 everything evaluated so far, evaluates one more value past that edge — geometrically, by the grid's own
 ratio at that edge — until the best is interior, the parameter's range is exhausted, or ``max_steps``
 values were added. Both bests are reported: the paper's grid's and the extended grid's.

@@ -55,10 +55,10 @@ _key = build.key  # the one lookup key of names (case, spaces, '-' and '_' ignor
 
 
 # ------------------------------------------------------------- learners
-# Names are resolved and objects built by the build layer (:mod:`noisyfeedback.build`): the same learners,
+# Names are resolved and objects built by the build layer (`noisyfeedback.build`): the same learners,
 # channels, aliases and datasets as the command line, the VW commands, the service and ``nf.load``.
 def learner_classes() -> dict[str, type]:
-    """Every learner class of :mod:`noisyfeedback.registry`, by lookup key (lower case, no '-', '_')."""
+    """Every learner class of `noisyfeedback.registry`, by lookup key (lower case, no '-', '_')."""
     return {build.key(name): cls for name, cls in registry.learner_classes().items()}
 
 
@@ -144,7 +144,7 @@ def channel_types() -> dict[str, ChannelType]:
 
 
 def resolve_channel(name: str) -> ChannelType:
-    """The channel type called ``name`` (its aliases included; :class:`noisyfeedback.build.UnknownName`
+    """The channel type called ``name`` (its aliases included; `noisyfeedback.build.UnknownName`
     with a "did you mean" otherwise)."""
     return channel_types()[build.key(build.channel_class(name).__name__)]
 
@@ -354,7 +354,7 @@ class Plan:
     checkpoints: int | list[int]
     selection: Any = None
     base_dir: Path = field(default_factory=Path.cwd)
-    #: per tuned group, the values added past the grid's edge so far (see :meth:`extension_units`)
+    #: per tuned group, the values added past the grid's edge so far (see `extension_units`)
     extended: dict[str, int] = field(default_factory=dict)
 
     def _tasks(self, units, seeds, phase):
@@ -379,9 +379,9 @@ class Plan:
         """One new unit per tuned group whose chosen value sits on an edge of the values tried so far.
 
         Only groups that tune one real-valued parameter of positive values are extended, at most
-        ``selection.extend`` values each; the next value is :func:`~.grids.next_value` past that edge,
+        ``selection.extend`` values each; the next value is `next_value` past that edge,
         kept inside the parameter's open range (its ``_parameter_constraints`` interval). The new units
-        join :attr:`units`; run their tuning tasks and choose again.
+        join `units`; run their tuning tasks and choose again.
         """
         from .grids import next_value
 
@@ -763,7 +763,7 @@ def _allowed_metrics(classes) -> list[str]:
 # ---------------------------------------------------------------------- plan
 def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
                data_dir: str | os.PathLike | None = None) -> Plan:
-    """Resolve, expand and check a config; raise :class:`ConfigError` listing every problem with its key path.
+    """Resolve, expand and check a config; raise `ConfigError` listing every problem with its key path.
 
     Long on purpose: the checks run in one pass so that every problem of a config is collected and
     reported together, each with its key path."""

@@ -1,15 +1,15 @@
 """``reproduce``: the registered papers, each rerunning a paper's experiments and writing a report.
 
-A paper's recipe only *declares* (:class:`Paper`, registered with :func:`register_paper`; one
+A paper's recipe only *declares* (`Paper`, registered with `register_paper`; one
 folder per paper under ``noisyfeedback/lab/papers/``, every module there imported when the papers
 are listed or run): its plans (quick and full), its task kinds (pure functions,
-:func:`.engine.task_kind`), what to run (``run(engine, plan, data_dir) -> results``: tasks handed
-to the engine, part by part; a TOML-style sweep is :func:`.runner.sweep` on the same engine), its
+`.engine.task_kind`), what to run (``run(engine, plan, data_dir) -> results``: tasks handed
+to the engine, part by part; a TOML-style sweep is `.runner.sweep` on the same engine), its
 claims (``claims(results, ctx) -> [Claim]``, the thresholds beside them) and its report sections
-(``sections(results, claims, ctx)``). :func:`run_paper` does the rest once for every paper: the
+(``sections(results, claims, ctx)``). `run_paper` does the rest once for every paper: the
 engine (the results store in ``<report>/results``, resume, backends, progress), the "N of M claims
 hold" line with the links to the index and to the paper, the report, and ``claims.json`` for the
-index. :func:`claims_table` puts every number a paper states next to ours.
+index. `claims_table` puts every number a paper states next to ours.
 
 ``quick``: bundled or generated data, minutes at most; ``data_dir``: where data files are (None:
 the default search); ``jobs``: worker processes; ``progress``: True/False or a rich Progress to add
@@ -56,8 +56,8 @@ def recipe_names() -> list[str]:
 
 def _load_builtin() -> None:
     """Import the modules that register papers: every module of ``noisyfeedback.lab.papers``
-    and those listed in :data:`BUILTIN_RECIPE_MODULES` (the parent process only: a worker imports
-    the one module of its task's function, see :mod:`.engine`)."""
+    and those listed in `BUILTIN_RECIPE_MODULES` (the parent process only: a worker imports
+    the one module of its task's function, see `.engine`)."""
     import importlib
     import pkgutil
 
@@ -68,7 +68,7 @@ def _load_builtin() -> None:
         importlib.import_module(mod)
 
 
-#: extra modules imported by :func:`recipe_names` / :func:`reproduce` to register their recipes
+#: extra modules imported by `recipe_names` / `reproduce` to register their recipes
 BUILTIN_RECIPE_MODULES: list[str] = []
 
 
@@ -84,7 +84,7 @@ def reproduce(
 
     ``out``: the report folder (default ``./reproduce-<paper>``). For 'all', each
     recipe writes to ``out/<name>/`` and ``out/index.html`` links them; a failing
-    recipe is listed there with its error and :class:`RecipeError` is raised
+    recipe is listed there with its error and `RecipeError` is raised
     after the index is written.
     """
     _load_builtin()

@@ -9,14 +9,14 @@ recommend run with their default parameters — nothing is tuned, so they need n
 - ``batra2021`` (diluted bandit): ``SquareCB(m=m)`` and ``EpsilonGreedy(m=m)`` under each ``Diluted(m)``
   channel of the main figure (m = 2, K//2, K−2), and, beyond the paper, with flips (0.1, 0.2).
 
-:func:`learner_entries` gives the experiment-config entries (``{"name", "params", "match_channel"}``,
+`learner_entries` gives the experiment-config entries (``{"name", "params", "match_channel"}``,
 as in ``lab/papers/*.py``): ``match_channel`` copies the channel's m into the learner, while ρ0 = ρ1 = 0:
 our learners are measured without knowing the flip rates (given them, they would explore and exploit on
-the corrected values). :func:`tasks` lists the runs as plain dicts.
+the corrected values). `tasks` lists the runs as plain dicts.
 
-Beyond the papers, in agarwal2021's section: **flips that depend on the action** (:data:`PER_ACTION_SETTINGS`),
+Beyond the papers, in agarwal2021's section: **flips that depend on the action** (`PER_ACTION_SETTINGS`),
 ``SquareCB()`` against ``SquareCB`` told the per-action rates and ``SquareCB(rho0="estimate", rho1="estimate")``
-(:func:`per_action_rates`, :func:`per_action_learner`, :func:`per_action_tasks`).
+(`per_action_rates`, `per_action_learner`, `per_action_tasks`).
 
 >>> [(e["name"], e["params"]) for e in learner_entries()]
 [('SquareCB', {'rho0': 0.0, 'rho1': 0.0}), ('EpsilonGreedy', {'rho0': 0.0, 'rho1': 0.0})]
@@ -87,7 +87,7 @@ PER_ACTION_RATIOS = {"known": 0.65, "estimated": 0.75, "uniform": 1.05}
 
 
 def per_action_rates(setting: str, n_classes: int):
-    """(ρ0, ρ1), arrays of one rate per action, of a :data:`PER_ACTION_SETTINGS` entry.
+    """(ρ0, ρ1), arrays of one rate per action, of a `PER_ACTION_SETTINGS` entry.
 
     >>> r0, r1 = per_action_rates("action-dependent", 4)
     >>> r0.tolist(), r1.tolist()
@@ -105,7 +105,7 @@ def per_action_rates(setting: str, n_classes: int):
 
 
 def per_action_learner(label: str, n_classes: int, rho0, rho1, seed: int):
-    """The :data:`PER_ACTION_LEARNERS` entry ``label`` (SquareCB with defaults), told ``rho0``/``rho1`` (the
+    """The `PER_ACTION_LEARNERS` entry ``label`` (SquareCB with defaults), told ``rho0``/``rho1`` (the
     channel's) for "known rates"."""
     import noisyfeedback as nf
 
@@ -120,7 +120,7 @@ def per_action_learner(label: str, n_classes: int, rho0, rho1, seed: int):
 
 def per_action_tasks(datasets: list[dict[str, Any]], n_rounds: int, seeds: list[int]) -> list[dict[str, Any]]:
     """One dict per (data set, setting, seed): ``{"dataset", "setting", "seed", "n_rounds"}``; each runs every
-    :data:`PER_ACTION_LEARNERS` entry on the same stream (simulate's seed = the learner's seed).
+    `PER_ACTION_LEARNERS` entry on the same stream (simulate's seed = the learner's seed).
 
     >>> len(per_action_tasks([{"name": "digits"}], 100_000, [0, 1]))
     4

@@ -23,7 +23,7 @@ SEEDS = (0, 1, 2, 3, 4)
 
 def confusion(kind: str, rho: float, K: int) -> np.ndarray:
     """Symmetric (C[q, q] = 1 − ρ, the rest ρ/(K − 1)) or pair-flip (C[q+1 mod K, q] = ρ) noise
-    (:func:`noisyfeedback.feedback.symmetric_confusion`, :func:`~noisyfeedback.feedback.pair_confusion`)."""
+    (`noisyfeedback.feedback.symmetric_confusion`, `pair_confusion`)."""
     from ..feedback import pair_confusion, symmetric_confusion
 
     if kind == "symmetric":

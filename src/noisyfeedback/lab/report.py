@@ -4,7 +4,7 @@
 ``out_dir/index.html``; figures become PNG files next to them (referenced by
 relative paths, so the folder can be moved or opened from disk), tables are
 rendered as Markdown and HTML tables. Every file is written atomically (a temp
-file in ``out_dir``, then ``os.replace``; :mod:`noisyfeedback._io`).
+file in ``out_dir``, then ``os.replace``; `noisyfeedback._io`).
 
 >>> import pandas as pd, tempfile
 >>> out = tempfile.mkdtemp()
@@ -215,7 +215,7 @@ def write_report(
 ) -> Path:
     """Write ``index.md``, ``index.html`` and one PNG per figure into ``out_dir``; return index.html's path.
 
-    ``sections``: :class:`Section` objects or dicts with keys heading, text,
+    ``sections``: `Section` objects or dicts with keys heading, text,
     figures, tables. Floats in tables are written with ``float_format``;
     format cells yourself (as strings) for anything else, e.g. "0.12 ± 0.01".
     """

@@ -94,8 +94,8 @@ def _coerce(config: Any, base_dir) -> tuple[ExperimentConfig, Path, str | None, 
 def validate_config(config: Any, data_dir: str | os.PathLike | None = None) -> Plan:
     """Check a config completely (structure, names, parameters, values, data files) without running it.
 
-    Returns the :class:`~noisyfeedback.lab.plan.Plan`; ``describe_plan(plan)``
-    summarises it. Raises :class:`ConfigError` naming every bad key path.
+    Returns the `Plan`; ``describe_plan(plan)``
+    summarises it. Raises `ConfigError` naming every bad key path.
     """
     cfg, base, _, _ = _coerce(config, None)
     return build_plan(cfg, base, data_dir)
@@ -115,7 +115,7 @@ def run_experiment(
 
     ``config``: a TOML path, a dict with the same structure, an ExperimentConfig, or a
     plan that is a plain list of tasks (dicts naming a registered ``kind``; see
-    :mod:`.engine`; the table then holds every task's rows).
+    `.engine`; the table then holds every task's rows).
     ``out``: the results directory (default: the config's ``output``, relative to
     the config file, else ``./results/<config name>``). ``jobs``: 1 = serial here,
     N > 1 = N local worker processes, -1 = one per core. ``scheduler``: a Dask

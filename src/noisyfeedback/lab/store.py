@@ -13,7 +13,7 @@ killed at any instant (SIGKILL included) leaves either no file or a complete one
 never a partial one. On the next run the existing files are the finished tasks;
 they are skipped. Temporary files of dead processes are removed.
 
-Trust (:func:`open_results`): each task file carries its task id and the config's hash in its
+Trust (`open_results`): each task file carries its task id and the config's hash in its
 Parquet metadata and is checked when read; a file that cannot be read or does not match (a
 copy under another task's name, a truncated file, another config's result) is moved aside to
 ``tasks/rejected/`` (kept, never deleted) with a warning naming it, and its task is rerun. A
@@ -241,7 +241,7 @@ _BACK = ["chosen", "is_chosen", "task", "kind", "dataset_name", "channel_class",
 def open_results(out_dir: str | os.PathLike, config_hash: str) -> ResultsStore:
     """The results store of a run: directory prepared, locked for this run, config hash checked
     (see the module docstring). Use it as a context manager (``with store: ...``) to release the
-    lock at the end; raises :class:`StoreError` when another run holds the directory or it holds
+    lock at the end; raises `StoreError` when another run holds the directory or it holds
     another config's results."""
     store = ResultsStore(out_dir, config_hash)
     store.acquire()

@@ -1,6 +1,6 @@
 """The worker side: load a data set (once per worker process), run one task, return its row.
 
-:func:`run_task` takes a task dict (see :mod:`.plan`) and returns one results
+`run_task` takes a task dict (see `.plan`) and returns one results
 row (a dict of plain values). It is what every backend ships to its workers; it
 only needs ``noisyfeedback`` importable there.
 
@@ -18,10 +18,10 @@ its exploration draws (common random numbers: learners and channels are
 compared on the same randomness; e.g. RCNBF with ρ0 = ρ1 = 0 under clean
 bandit feedback equals Banditron with the same γ bit for bit).
 
-Task kinds. A sweep's task is of the engine's kind ``"sweep"`` (:func:`run_task`), which runs the
-learner's kind on the loaded data set: ``"online"`` tasks run :func:`noisyfeedback.simulate`. Other kinds
+Task kinds. A sweep's task is of the engine's kind ``"sweep"`` (`run_task`), which runs the
+learner's kind on the loaded data set: ``"online"`` tasks run `noisyfeedback.simulate`. Other kinds
 (e.g. batch learners with ``fit``/``predict`` on a test split) plug in with
-:func:`.engine.register_task_kind` (one registry of task kinds, the engine's); a learner's kind is its config ``kind`` or, by
+`.engine.register_task_kind` (one registry of task kinds, the engine's); a learner's kind is its config ``kind`` or, by
 default, "online" when the class has a compiled simulation loop, else "batch".
 """
 

@@ -19,16 +19,16 @@ _EMPTY_I = np.zeros(1, np.int64)
 _EMPTY_D = np.zeros(0)
 
 
-#: ``sparse`` flags of :func:`kernel_view`: a dense X, a CSR X with float64 values (a kernel may read a
+#: ``sparse`` flags of `kernel_view`: a dense X, a CSR X with float64 values (a kernel may read a
 #: row's slices in place), a CSR X with other values (copied into float64 row buffers, so that the
-#: arithmetic stays float64 with and without the JIT), coded rows (:class:`~noisyfeedback._rows.CodedRows`:
+#: arithmetic stays float64 with and without the JIT), coded rows (`CodedRows`:
 #: ``data`` holds the codes and ``Xd`` is the (1, n_values) table of values; copied into row buffers)
 from ..kernels._codes import CSR_CODED, CSR_FLOAT64, CSR_OTHER, DENSE  # noqa: E402
 
 
 def kernel_view(X) -> tuple:
     """(Xd, indptr, indices, data, sparse) for the kernels from a validated dense or CSR X or CodedRows;
-    ``sparse`` is one of :data:`DENSE`, :data:`CSR_FLOAT64`, :data:`CSR_OTHER`, :data:`CSR_CODED`
+    ``sparse`` is one of `DENSE`, `CSR_FLOAT64`, `CSR_OTHER`, `CSR_CODED`
     (true when CSR)."""
     if isinstance(X, CodedRows):
         return X.values.reshape(1, -1), X.indptr, X.indices, X.codes, CSR_CODED
@@ -317,7 +317,7 @@ class LinearClassifier(Learner):
         """Run ``run(lo, hi)`` (learn rows lo..hi−1 in order, from the current state) on rows 0..n−1 and
         check the state finite after it. When it is not, the step that broke it is refused: the state is
         put back to that after the rows before it (found by bisection, replaying from a copy of the
-        state; learning is deterministic) and :class:`NonFiniteUpdate` (a ValueError) names the row.
+        state; learning is deterministic) and `NonFiniteUpdate` (a ValueError) names the row.
 
         The check reads every learned array once a call (one pass over memory the update touches
         anyway for a batch; for one row a call, a pass over W); the copy is as large."""
@@ -385,7 +385,7 @@ class LinearClassifier(Learner):
 
     # ----------------------------------------------------------- inference
     def _mask(self, allowed, excluded, n: int) -> np.ndarray | None:
-        """The actions each of n rows may take, or None (see :func:`action_mask`); single actions only."""
+        """The actions each of n rows may take, or None (see `action_mask`); single actions only."""
         mask = action_mask(allowed, excluded, n, int(self.n_classes))
         if mask is not None and getattr(self, "feedback_kind", "") == "set" and int(getattr(self, "m", 1)) > 1:
             raise ValueError(f"allowed/excluded restrict single actions; {type(self).__name__} with m="
@@ -395,7 +395,7 @@ class LinearClassifier(Learner):
     def _act_restricted(self, X, allowed, excluded) -> tuple[np.ndarray, np.ndarray]:
         """``act`` restricted to allowed actions: per row one uniform from ``rng_`` (draws_per_round = 1;
         none for learners that do not explore) drawn after the row's distribution p is computed, then
-        :func:`restricted_draw` of p on the row's allowed labels."""
+        `restricted_draw` of p on the row's allowed labels."""
         n = self._check_X(X, fitting=True).shape[0]
         mask = self._mask(allowed, excluded, n)
         p = self.action_probabilities(X)  # the rows as given (a learner may map its rows in _check_X)

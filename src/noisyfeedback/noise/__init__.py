@@ -1,15 +1,15 @@
 """Noise-rate estimation for noisy bandit feedback (docs/algorithms.md §4.5).
 
-- :func:`estimate_flip_rates` — the entry point: ``(rho0_hat, rho1_hat)`` from
+- `estimate_flip_rates` — the entry point: ``(rho0_hat, rho1_hat)`` from
   logged tuples (x, action, f̃); ``method`` picks the estimator.
-- :func:`estimate_mixture` — ours, the default: the mixture structure
+- `estimate_mixture` — ours, the default: the mixture structure
   P(f̃=1|x,a) = ρ0 + β·π_a(x) fitted with a softmax ranker, then cross-fitted
   plateau calibration.
-- :func:`estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
+- `estimate_nrest` — the paper's NREst (Agarwal & Manwani 2021, Algorithm 3).
 
-Confusion-matrix estimation for label noise lives in :mod:`noisyfeedback.noise.confusion`;
+Confusion-matrix estimation for label noise lives in `noisyfeedback.noise.confusion`;
 the arithmetic of finding mislabelled rows (the Bayes posterior of a flip) in
-:mod:`noisyfeedback.noise.label_issues`; the search itself is :func:`noisyfeedback.find_label_issues`.
+`noisyfeedback.noise.label_issues`; the search itself is `noisyfeedback.find_label_issues`.
 """
 
 from ._common import FlipRateWarning, clip_rates

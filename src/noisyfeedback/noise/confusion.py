@@ -2,17 +2,17 @@
 
 The paper's Example 1 (Louche & Ralaivola 2015: the confusion of a rough classifier on a clean set, and
 its labels for the rest) uses a learner, UMA, as its rough classifier, so it lives with the learners:
-:mod:`noisyfeedback.learners.label_noise.rough` (``estimate_confusion_from_clean``, ``pseudo_label``).
+`noisyfeedback.learners.label_noise.rough` (``estimate_confusion_from_clean``, ``pseudo_label``).
 
-- :func:`estimate_confusion` — the confident joint (or anchor points) from out-of-sample probabilities
-  of the noisy classes (the estimator of :class:`~noisyfeedback.CorrectedLogisticRegression` and
-  :func:`~noisyfeedback.find_label_issues`).
-- :func:`estimate_confusion_from_noisy` — from out-of-sample predicted
+- `estimate_confusion` — the confident joint (or anchor points) from out-of-sample probabilities
+  of the noisy classes (the estimator of `CorrectedLogisticRegression` and
+  `find_label_issues`).
+- `estimate_confusion_from_noisy` — from out-of-sample predicted
   probabilities on the noisy labels alone: the confident joint of Northcutt,
   Jiang & Chuang (2021, "Confident learning"), calibrated, column-normalised
   (cleanlab's ``noise_matrix``, same orientation). Implemented here with
   scikit-learn's ``cross_val_predict``; cleanlab itself is not a dependency.
-- :func:`random_confusion` — the paper's family of synthetic noise matrices (Section 4.1).
+- `random_confusion` — the paper's family of synthetic noise matrices (Section 4.1).
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def estimate_confusion_from_noisy(
 
 
 def confident_joint_noise_matrix(labels: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    """Steps 2–5 of :func:`estimate_confusion_from_noisy` on given out-of-sample probabilities."""
+    """Steps 2–5 of `estimate_confusion_from_noisy` on given out-of-sample probabilities."""
     n, K = probs.shape
     counts = np.bincount(labels, minlength=K).astype(np.float64)
     thresholds = np.array(

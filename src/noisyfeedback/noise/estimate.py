@@ -51,9 +51,9 @@ def estimate_flip_rates(
     method : str
         ``"mixture"`` (default; ours: maximum likelihood of the mixture structure
         with a softmax ranker, then cross-fitted plateau calibration — see
-        :func:`noisyfeedback.noise.estimate_mixture`) or ``"nrest"`` (the paper's
+        `noisyfeedback.noise.estimate_mixture`) or ``"nrest"`` (the paper's
         Algorithm 3 with an MLP and the 89th percentile — see
-        :func:`noisyfeedback.noise.estimate_nrest`).
+        `noisyfeedback.noise.estimate_nrest`).
     seed : int, SeedSequence or None
         Fixed seed, same estimate.
     **options
@@ -64,7 +64,7 @@ def estimate_flip_rates(
     (rho0_hat, rho1_hat) : tuple of float
         Each in [0, 1), with rho0_hat + rho1_hat < 1. When the tuples cannot
         identify the rates (constant feedback, too few tuples) a
-        :class:`FlipRateWarning` is issued and (0.0, 0.0) returned.
+        `FlipRateWarning` is issued and (0.0, 0.0) returned.
 
     Examples
     --------

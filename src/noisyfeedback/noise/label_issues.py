@@ -1,4 +1,4 @@
-"""The arithmetic of finding mislabelled rows (the search itself: :func:`noisyfeedback.find_label_issues`).
+"""The arithmetic of finding mislabelled rows (the search itself: `noisyfeedback.find_label_issues`).
 
 With C[r, q] = P(ỹ = r | y = q) and the clean class probabilities p_q(x) = P(y = q | x), Bayes' rule
 gives the posterior of the true class of a row given its features AND its observed label:
@@ -67,7 +67,7 @@ def clean_prior(yi: np.ndarray, C: np.ndarray, weights: np.ndarray | None = None
 
 
 def expected_flips(yi: np.ndarray, C: np.ndarray) -> float:
-    """m = n Σ_q π_q (1 − C[q, q]) with π = :func:`clean_prior`: the expected number of flipped labels."""
+    """m = n Σ_q π_q (1 − C[q, q]) with π = `clean_prior`: the expected number of flipped labels."""
     pi = clean_prior(yi, C)
     return float(yi.size * pi @ (1.0 - np.diag(C)))
 

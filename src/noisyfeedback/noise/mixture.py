@@ -311,7 +311,7 @@ def _ranker_loss_grad(theta, Z, a, f, onehot, K: int, l2: float):
 
 
 def _fit_ranker(Z, a, f, K: int, l2: float, max_iter: int, theta0: np.ndarray | None = None) -> np.ndarray:
-    """Maximum likelihood of the ranker (see :func:`_ranker_loss_grad`); ``theta0`` warm-starts it."""
+    """Maximum likelihood of the ranker (see `_ranker_loss_grad`); ``theta0`` warm-starts it."""
     n, d = Z.shape
     onehot = np.zeros((n, K))
     onehot[np.arange(n), a] = 1.0

@@ -89,7 +89,7 @@ def estimate_nrest(
     Parameters
     ----------
     X, actions, feedback, n_classes, seed
-        As :func:`noisyfeedback.noise.estimate_flip_rates`. ``seed`` fixes the
+        As `noisyfeedback.noise.estimate_flip_rates`. ``seed`` fixes the
         splits, the initial weights and the minibatch order.
     hidden_layer_sizes : tuple of int
     max_epochs : int >= 1

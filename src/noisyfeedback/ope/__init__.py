@@ -1,19 +1,19 @@
 """Off-policy evaluation and learning from logged bandit data (``nf.ope``).
 
-- :func:`evaluate` — IPS, SNIPS, DM or DR estimate of a policy's value with an interval
+- `evaluate` — IPS, SNIPS, DM or DR estimate of a policy's value with an interval
   (bootstrap, normal, empirical Bernstein), plain or noise-corrected for flipped 0/1 rewards
-  (known ρ0, ρ1, or estimated with :func:`estimate_rho`); :func:`evaluate_all` — every estimator.
-- :class:`Estimate` — the frozen result (value, lower, upper, estimator, n, interval).
-- :class:`RewardModel` — the per-action ridge/logistic regression oracle of DM and DR.
-- :func:`train_and_evaluate` — train a bandit learner on one half of a log (``fit_logged``), estimate
+  (known ρ0, ρ1, or estimated with `estimate_rho`); `evaluate_all` — every estimator.
+- `Estimate` — the frozen result (value, lower, upper, estimator, n, interval).
+- `RewardModel` — the per-action ridge/logistic regression oracle of DM and DR.
+- `train_and_evaluate` — train a bandit learner on one half of a log (``fit_logged``), estimate
   its value on the other half.
-- :func:`evaluate_candidates` — per-round candidate lists (ragged: offsets, the logged candidate's
+- `evaluate_candidates` — per-round candidate lists (ragged: offsets, the logged candidate's
   index within its round): IPS, SNIPS, DM, DR, Switch-DR, DR with optimistic shrinkage (DRos) and
   self-normalised DR, plain or noise-corrected (flip rates scalar or per candidate), with intervals.
-- slates (k candidates in k slots): :func:`slot_ips` (per-slot IPS) and :func:`pseudoinverse`
-  (Swaminathan et al. 2017); :func:`sequential_slate_moments` gives a sequential (VW ccb /
+- slates (k candidates in k slots): `slot_ips` (per-slot IPS) and `pseudoinverse`
+  (Swaminathan et al. 2017); `sequential_slate_moments` gives a sequential (VW ccb /
   Plackett–Luce) logging policy's marginals and pairwise moments.
-- :mod:`noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: :mod:`noisyfeedback.lab.papers.open_bandit`).
+- `noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: `noisyfeedback.lab.papers.open_bandit`).
 """
 
 from .estimators import (

@@ -331,7 +331,7 @@ def _bootstrap_sndr(dm, corr, w, alpha, seed):
 def evaluate_candidates_all(offsets: Any, actions: Any, propensities: Any, rewards: Any, target: Any,
                             reward_model: Any = None, estimators: tuple[str, ...] | None = None,
                             **kwargs: Any) -> dict[str, Estimate]:
-    """:func:`evaluate_candidates` with each estimator (default: all, or IPS and SNIPS without a
+    """`evaluate_candidates` with each estimator (default: all, or IPS and SNIPS without a
     reward model): name -> Estimate."""
     if estimators is None:
         estimators = CANDIDATE_ESTIMATORS if reward_model is not None else ("ips", "snips")

@@ -213,9 +213,9 @@ def noise_correct(rewards: Any, rho0: Any, rho1: Any, actions: Any = None) -> np
 
 def estimate_rho(X: Any, actions: Any, rewards: Any, n_actions: int, method: str = "mixture",
                  seed: int | None = 0) -> tuple[float, float]:
-    """Estimate (ρ0, ρ1) from the log with :func:`noisyfeedback.noise.estimate_flip_rates` (for
+    """Estimate (ρ0, ρ1) from the log with `noisyfeedback.noise.estimate_flip_rates` (for
     multiclass-style logs where some actions are surely right and some surely wrong for a context);
-    pass the result as ``rho0``, ``rho1`` to :func:`evaluate`."""
+    pass the result as ``rho0``, ``rho1`` to `evaluate`."""
     from ..noise import estimate_flip_rates
 
     return estimate_flip_rates(X, np.asarray(actions), np.asarray(rewards, dtype=np.int64), n_actions,
@@ -506,6 +506,6 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
 
 def evaluate_all(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
                  estimators: tuple[str, ...] = ESTIMATORS, **kwargs: Any) -> dict[str, Estimate]:
-    """:func:`evaluate` with each estimator in ``estimators`` (same arguments): name -> Estimate."""
+    """`evaluate` with each estimator in ``estimators`` (same arguments): name -> Estimate."""
     return {e: evaluate(policy, X, actions, rewards, propensities, e, **kwargs) for e in estimators}
 

@@ -14,18 +14,18 @@ is the probability that BTS shows each item at slot k and p_i is the random poli
 (1/K); the estimate is the click rate per impression, averaged over the logged slots, which is what
 the on-policy rate (mean click over BTS's rows) measures.
 
-**Learners from the random log** (:func:`learning_table`): the random log is split in halves at
+**Learners from the random log** (`learning_table`): the random log is split in halves at
 random (seeded); on one half the action-feature learner ``CatalogueSquareCB`` (default parameters;
 user features and the logged slot as shared context, the items of ``item_context.csv`` with the
-user's affinity to each as candidates: :func:`~noisyfeedback.datasets.open_bandit.candidate_log`)
+user's affinity to each as candidates: `candidate_log`)
 and the index learner ``SquareCB`` (no item features: one weight vector per item over the user
 features, affinities and slot) are trained with ``fit_logged``; on the other half their action
 distributions are evaluated with the candidate-set estimators
-(:func:`~noisyfeedback.ope.evaluate_candidates`), next to the random policy's mean click there and
+(`evaluate_candidates`), next to the random policy's mean click there and
 BTS's on-policy click rate.
 
 Everything here is a pure function of its inputs. The recipe ``open-bandit``
-(:mod:`noisyfeedback.lab.papers.open_bandit`) declares the plans, runs these functions as
+(`noisyfeedback.lab.papers.open_bandit`) declares the plans, runs these functions as
 engine tasks (one per campaign and part, one per flip setting), judges the claims and writes the report.
 
 .. [1] Saito, Y., Aihara, S., Matsutani, M. & Narita, Y. (2021). Open Bandit Dataset and Pipeline.
@@ -143,7 +143,7 @@ def clean_estimates(prob: dict[str, Any]) -> dict[str, float]:
 
 def flip_rows(prob: dict[str, Any], r0: float, r1: float, index: int, n_draws: int, seed: int = 0,
               clean: dict[str, float] | None = None) -> list[dict[str, Any]]:
-    """One flip setting (ρ0, ρ1) of :func:`flip_table`, the ``index``-th of its list (its draws are seeded
+    """One flip setting (ρ0, ρ1) of `flip_table`, the ``index``-th of its list (its draws are seeded
     from ``[seed, index]``): one row per estimator and version (plain, corrected)."""
     L: OpenBanditLog = prob["random"]
     clean = clean_estimates(prob) if clean is None else clean
@@ -202,7 +202,7 @@ def problem_summary(prob: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------ learners trained on half the random log
-#: the policies of :func:`learning_table`, in its order
+#: the policies of `learning_table`, in its order
 POLICY_NAMES = {"random": "random (uniform)", "bts_on": "BTS, on-policy (its own log)",
                 "bts": "BTS (production prior), off-policy", "catalogue": "CatalogueSquareCB (item features)",
                 "index": "SquareCB (item index only)"}
@@ -229,7 +229,7 @@ def index_contexts(log: OpenBanditLog, n_slots: int = 3) -> np.ndarray:
 
 def crossfit_rewards(X: np.ndarray, actions: np.ndarray, rewards: np.ndarray, n_actions: int,
                      seed: Any = 0) -> np.ndarray:
-    """q̂ (n, K) of the per-item ridge model (:class:`~noisyfeedback.ope.RewardModel`, α = 1), each
+    """q̂ (n, K) of the per-item ridge model (`RewardModel`, α = 1), each
     row predicted by the model of the other of 2 random folds (``make_rng(seed)``): no row's click
     is in its own prediction, so DR stays unbiased with the model held fixed."""
     n = actions.shape[0]
@@ -280,7 +280,7 @@ def design_se(P: np.ndarray, n_candidates: int, propensity: float, v0: float) ->
 
 def _ips_extras(w: np.ndarray, r: np.ndarray, P: np.ndarray, ev: CandidateLog, v0: float, se0: float,
                 seed) -> dict[str, float]:
-    """The IPS row's extra columns (:func:`policy_rows`)."""
+    """The IPS row's extra columns (`policy_rows`)."""
     K = int(ev.rounds.sizes[0])
     wr = w * r
     lo, hi = bootstrap_interval(wr, r, 0.05, seed) if r.sum() > 0 else (math.nan, math.nan)
@@ -297,7 +297,7 @@ def policy_rows(ev: CandidateLog, name: str, P: np.ndarray, Q: np.ndarray, v0: f
     intervals; DM's none) with the ratio to the random policy's v0 and the minimum detectable ratio
     from the interval's width; on the IPS row also the paired bootstrap interval of IPS / v0 on the same
     rows, the effective sample size of the weights, the largest single click's share of the estimate
-    and the minimum detectable ratio from the design (:func:`design_se`)."""
+    and the minimum detectable ratio from the design (`design_se`)."""
     K = int(ev.rounds.sizes[0])
     w = P.reshape(-1, K)[np.arange(ev.n_rounds), ev.actions] / ev.propensities
     r = ev.rewards.astype(np.float64)
@@ -354,7 +354,7 @@ def learning_table(prob: dict[str, Any], items: ItemContext, seed: int = 0,
 def make_quick_data(root: Path, n: int = 4000, K: int = 10, seed: int = 0) -> Path:
     """A small generated log in the Open Bandit layout under ``root/open-bandit/``: a random policy's
     log, a BTS policy's log (drawn from the prior's action distribution), ``prior_bts.yaml`` and each
-    log's ``item_context.csv`` (:func:`quick_item_features`). Clicks: P = base_item · slot factor ·
+    log's ``item_context.csv`` (`quick_item_features`). Clicks: P = base_item · slot factor ·
     (1 + affinity), about 4-12 %."""
     rng = make_rng(seed)
     base = root / "open-bandit"

@@ -1,7 +1,7 @@
 """Off-policy estimates for slates: k of a round's candidates shown in k slots (positions), plain or
 noise-corrected.
 
-A log of n rounds, ragged as in :mod:`noisyfeedback.ope.candidates`: round i offered the candidates
+A log of n rounds, ragged as in `noisyfeedback.ope.candidates`: round i offered the candidates
 ``offsets[i]:offsets[i+1]``; the logging policy μ filled its L slots with the candidates
 ``slates[i]`` (indices within the round, distinct); the page earned the per-slot rewards
 ``rewards[i, l]`` (clicks). Marginals are per candidate and slot: ``marginals[j, l]`` is the
@@ -26,9 +26,9 @@ of the (slot, candidate) pairs of slate s, q_π(x) = E_π[1_s | x] the target's 
 they add up. When μ fills the slots independently (a product distribution, candidates may repeat),
 the weight has the closed form Σ_l π_l(s_l)/μ_l(s_l) − L + 1 (their closed form for product logging policies); for sequential
 sampling without replacement (VW's ``--ccb_explore_adf``, Plackett–Luce)
-:func:`sequential_slate_moments` computes μ's marginals and Γ_μ by enumerating the ordered slates.
+`sequential_slate_moments` computes μ's marginals and Γ_μ by enumerating the ordered slates.
 
-h is the flip correction of :mod:`noisyfeedback.ope`: h(r) = (r − ρ0)/(1 − ρ0 − ρ1) for 0/1 clicks
+h is the flip correction of `noisyfeedback.ope`: h(r) = (r − ρ0)/(1 − ρ0 − ρ1) for 0/1 clicks
 flipped at rates ρ0, ρ1 (scalars, or one rate per candidate). Intervals: ``"normal"`` (default;
 mean ± z·sd/√n of the per-round terms), ``"bootstrap"`` (rounds resampled) or ``"none"``.
 """
@@ -167,7 +167,7 @@ def pseudoinverse(offsets: Any, slates: Any, rewards: Any, target_marginals: Any
     ``rewards`` (n, L) per-slot rewards (their corrected sum is the page's reward) or (n,) page
     rewards (corrected as one 0/1 reward, scalar rates only). The logging policy is given either
     by ``logging_gamma`` — a list of n per-round matrices Γ_μ (L·m_i × L·m_i, slot-major: index
-    l·m_i + j), as :func:`sequential_slate_moments` returns — or, for a logging policy that fills the
+    l·m_i + j), as `sequential_slate_moments` returns — or, for a logging policy that fills the
     slots independently, by ``logging_marginals`` (offsets[-1], L), which gives the closed-form
     weight Σ_l π_l(s_l)/μ_l(s_l) − L + 1.
 
@@ -239,7 +239,7 @@ def _pi_weights(offsets: np.ndarray, s: np.ndarray, P: np.ndarray, gammas: Any, 
     return w
 
 
-#: the most ordered slates m!/(m − L)! that :func:`sequential_slate_moments` enumerates for one round size
+#: the most ordered slates m!/(m − L)! that `sequential_slate_moments` enumerates for one round size
 MAX_ORDERED_SLATES = 1_000_000
 
 
@@ -252,7 +252,7 @@ def sequential_slate_moments(offsets: Any, probabilities: Any, n_slots: int) -> 
     anything is allocated).
 
     Returns ``(marginals, gammas)``: marginals (offsets[-1], L); gammas, one (L·m_i × L·m_i)
-    slot-major matrix per round, for :func:`pseudoinverse` (and the marginals for :func:`slot_ips`).
+    slot-major matrix per round, for `pseudoinverse` (and the marginals for `slot_ips`).
     """
     owner = "sequential_slate_moments"
     offsets = check_offsets(offsets, owner=owner)

@@ -1,9 +1,9 @@
 """Off-policy estimates of a log of any size, chunk by chunk, on one machine or a Dask cluster.
 
-:func:`evaluate_log` reads the log with :func:`noisyfeedback.datasets.stream_log` (Parquet or CSV: a
+`evaluate_log` reads the log with `noisyfeedback.datasets.stream_log` (Parquet or CSV: a
 file, a directory, a glob, a list of files or a ``pyarrow.dataset.Dataset``; or an iterable of chunks)
 and keeps running sums, never the rows: memory is one chunk whatever the log's size. The estimators are
-those of :func:`noisyfeedback.ope.evaluate` (module docstring of :mod:`noisyfeedback.ope.estimators`):
+those of `noisyfeedback.ope.evaluate` (module docstring of `noisyfeedback.ope.estimators`):
 
 - IPS  V̂ = Σ w_i h(r_i) / n,  SNIPS V̂ = Σ w_i h(r_i) / Σ w_i,
 - DM   V̂ = Σ_i Σ_a π(a|x_i) q̂(x_i, a) / n,  DR V̂ = DM + Σ_i w_i (h(r_i) − q̂(x_i, a_i)) / n.
@@ -26,10 +26,10 @@ callable) is applied chunk by chunk in one pass. ``"ridge"`` is fitted here, cro
 as in memory, from per-action sufficient statistics (n, Σx, Σxxᵀ, Σr of each action in each fold: the
 closed-form ridge with an unpenalised intercept) in a first pass, then applied in a second: the log is
 read twice (a source that can only be read once is refused). The folds are a seeded hash of the row's
-place in the log (its file's index and its row in the file: :func:`stream_folds`), not the in-memory
+place in the log (its file's index and its row in the file: `stream_folds`), not the in-memory
 permutation, so the estimate equals the in-memory one given the same folds (not the same draw), and the
 same log split into other files draws other folds. DM's interval adds the ridge model's own error
-by its linearisation (module docstring of :mod:`noisyfeedback.ope.estimators`), in a third pass.
+by its linearisation (module docstring of `noisyfeedback.ope.estimators`), in a third pass.
 Logistic reward models and sparse X are not streamed.
 """
 
@@ -625,7 +625,7 @@ def _evaluate_doc() -> str:
     ----------------
     With ``actions``, ``rewards`` and ``propensities`` left out, ``X`` is a log read chunk by chunk:
     a path, directory, glob or list of Parquet/CSV files, a ``pyarrow.dataset.Dataset``, a ``BanditLog``
-    or an iterable of chunks (:func:`evaluate_log`, bounded memory; a Dask ``scheduler=``, ``chunk_rows=``
+    or an iterable of chunks (`evaluate_log`, bounded memory; a Dask ``scheduler=``, ``chunk_rows=``
     and the reader's options are passed on). Intervals are then one-pass: the default bootstrap is
     replaced by ``"normal"`` (``Estimate.interval`` says which).
     """

@@ -1,16 +1,16 @@
 """The decision service: rank and reward over HTTP, learning online from noisy clicks.
 
 ``noisyfeedback serve --db PATH --learner RCNBF --n-classes K --n-features D`` starts it; see the
-README's "Deploy" section. Modules: :mod:`.engine` (the model, the order in which it ranks and learns),
-:mod:`.config` (how a service starts), :mod:`.recovery` (the model rebuilt from the log), :mod:`.snapshots`,
-:mod:`.replication` (several processes on one PostgreSQL log), :mod:`.writer` (the log writer thread),
-:mod:`.errors` (refusals, mapped to HTTP statuses by the app), :mod:`.learner` (the learner's public API
-as the service uses it), :mod:`.catalogue` (actions described by features: the catalogue learners,
-multi-slot, deferred activation; their logged form in :mod:`.rounds`), :mod:`.storage` (the log interface
-and SQLite), :mod:`.app` (the HTTP app and its request limits), :mod:`.routers` (the routes),
-:mod:`.dependencies` (API keys per request), :mod:`.schemas` (request bodies), :mod:`.auth` (keys),
-:mod:`.metrics`, :mod:`.evaluate` (off-policy estimates), :mod:`.export` (Parquet, CSV and VW cb),
-:mod:`.server` (uvicorn with the header limit). Needs the ``service`` extra (FastAPI, uvicorn). Its Python client: :mod:`noisyfeedback.client`.
+README's "Deploy" section. Modules: `.engine` (the model, the order in which it ranks and learns),
+`.config` (how a service starts), `.recovery` (the model rebuilt from the log), `.snapshots`,
+`.replication` (several processes on one PostgreSQL log), `.writer` (the log writer thread),
+`.errors` (refusals, mapped to HTTP statuses by the app), `.learner` (the learner's public API
+as the service uses it), `.catalogue` (actions described by features: the catalogue learners,
+multi-slot, deferred activation; their logged form in `.rounds`), `.storage` (the log interface
+and SQLite), `.app` (the HTTP app and its request limits), `.routers` (the routes),
+`.dependencies` (API keys per request), `.schemas` (request bodies), `.auth` (keys),
+`.metrics`, `.evaluate` (off-policy estimates), `.export` (Parquet, CSV and VW cb),
+`.server` (uvicorn with the header limit). Needs the ``service`` extra (FastAPI, uvicorn). Its Python client: `noisyfeedback.client`.
 """
 
 from .config import ServiceConfig, build_learner

@@ -31,13 +31,13 @@ from .schemas import RankRequest, RewardRequest
 
 __all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth", "status_of"]
 
-#: the HTTP status of each kind of refusal (:mod:`.errors`)
+#: the HTTP status of each kind of refusal (`.errors`)
 STATUS = {Invalid: 422, NotFound: 404, Conflict: 409, Unavailable: 503, Unauthorized: 401, Forbidden: 403,
           Unsupported: 501}
 
 
 def status_of(exc: ServiceError) -> int:
-    """The HTTP status of a refusal: its kind's (the nearest base class in :data:`STATUS`), else 500."""
+    """The HTTP status of a refusal: its kind's (the nearest base class in `STATUS`), else 500."""
     for kind in type(exc).__mro__:
         if kind in STATUS:
             return STATUS[kind]
@@ -242,7 +242,7 @@ class Limits:
 
 def _add_error_handlers(app: FastAPI) -> None:
     """Errors as our routes' body (``detail``, with ``loc`` or ``field``), and as Personalizer's on the
-    Personalizer routes (:func:`personalizer_error`, status 400 for an invalid request)."""
+    Personalizer routes (`personalizer_error`, status 400 for an invalid request)."""
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
         status = status_of(exc)

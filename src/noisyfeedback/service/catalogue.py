@@ -3,11 +3,11 @@
 ``/events/{id}/activate`` and per-slot rewards.
 
 **Requests.** A request's context (a list of namespaced dicts) and its actions' features are hashed as
-the learners hash them (:class:`~noisyfeedback.hashing.FeatureHasher`, VW's JSON rules) into one round of
-:class:`~noisyfeedback.catalogue.CandidateRounds` (the excluded actions left out); the learner's ``act``
+the learners hash them (`FeatureHasher`, VW's JSON rules) into one round of
+`CandidateRounds` (the excluded actions left out); the learner's ``act``
 draws the action (one uniform a slot) and ``action_probabilities`` gives the ranking.
 
-**Log.** The event's ``context`` column holds the hashed round (:func:`encode_round`: the namespaces, the
+**Log.** The event's ``context`` column holds the hashed round (`encode_round`: the namespaces, the
 action and slot ids, the hashed rows and each slot's probability), ``action`` the chosen positions in the
 round's candidate list, ``n_draws`` the uniforms drawn (the learner's slots): recovery rehashes nothing,
 it replays the rows the model saw. ``event_extras`` keeps whether the event is deferred and when it was
@@ -45,7 +45,7 @@ __all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "e
 
 class CatalogueEngine(Engine):
     """The engine of an action-feature service (module doc); the log, its order and the recovery are
-    :class:`~.engine.Engine`'s."""
+    `Engine`'s."""
 
     catalogue = True
     #: feature hashes kept between requests (by namespace hash and name), cleared beyond this many

@@ -68,7 +68,7 @@ def make_catalogue_learner(cfg: ServiceConfig):
 def load_catalogue_model(cfg: ServiceConfig):
     """The catalogue learner of ``--model``: a model written by ``noisyfeedback train`` (or a hashed catalogue
     learner's ``save``), served as it was trained and learning on from there. Requests are hashed as the
-    trainer hashed its examples (VW's rules for JSON and text, :mod:`noisyfeedback.hashing`), so a request's
+    trainer hashed its examples (VW's rules for JSON and text, `noisyfeedback.hashing`), so a request's
     ``{"User": {"age": 3}}`` reaches the weights of a VW line's ``|User age:3``. ``--learner``, ``--bits``,
     ``--interaction``, ``--rho0``/``--rho1`` may be left out; given, they must agree with the model."""
     from pathlib import Path

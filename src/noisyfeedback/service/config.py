@@ -1,4 +1,4 @@
-"""How a service starts: :class:`ServiceConfig`, its checks (typed :class:`~.errors.ConfigError`\\ s naming
+"""How a service starts: `ServiceConfig`, its checks (typed `ConfigError`\\ s naming
 the fields, which each front door words its own way) and the fresh learner it describes."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class ServiceConfig:
     poll_interval: float = 0.05
 
     def check(self) -> None:
-        """Refuse values no service can run with (one :class:`~.errors.ConfigError` naming the field)."""
+        """Refuse values no service can run with (one `ConfigError` naming the field)."""
         def positive_int(name, value, low=1):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                                       or value < low):

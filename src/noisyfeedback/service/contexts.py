@@ -13,7 +13,7 @@ __all__ = ["context_row", "allowed_labels", "check_action"]
 
 def context_row(context, d: int) -> np.ndarray:
     """The context of a request (a dense list of ``d`` numbers, or a sparse {index: value}) as a (1, d)
-    float64 row; :class:`~.errors.Invalid` naming the entry for anything else."""
+    float64 row; `Invalid` naming the entry for anything else."""
     if isinstance(context, dict):
         x = np.zeros((1, d))
         seen: set[int] = set()

@@ -2,16 +2,16 @@
 
 **Order.** Every ``/rank`` is given an event ``seq`` (1, 2, ...) when it draws its action from the
 learner's random stream; every accepted ``/reward`` a reward ``seq`` when the single writer thread
-(:mod:`.writer`) writes it (the order of arrival at the writer = the order of commit). The model learns
+(`.writer`) writes it (the order of arrival at the writer = the order of commit). The model learns
 rewards in reward-``seq`` order, each from the logged (context, action, propensity) of its event, and the
 rank requests draw from the learner's stream in event-``seq`` order. After a batch of writes commits, its
 rewards are learned (in ``seq`` order) *before* any of its requests is acknowledged, so a client that
 waits for each answer before sending the next request drives the service exactly as ``nf.simulate``
 drives the learner (act, feedback, learn).
 
-The other concerns live beside it: :mod:`.config` (how a service starts), :mod:`.recovery` (the model
-rebuilt from the log), :mod:`.snapshots`, :mod:`.replication` (several processes on one PostgreSQL log),
-:mod:`.writer` (the log writer thread) and :mod:`.errors` (what a refused request raises; the app maps
+The other concerns live beside it: `.config` (how a service starts), `.recovery` (the model
+rebuilt from the log), `.snapshots`, `.replication` (several processes on one PostgreSQL log),
+`.writer` (the log writer thread) and `.errors` (what a refused request raises; the app maps
 each kind to an HTTP status).
 """
 
@@ -51,10 +51,10 @@ log = logging.getLogger("noisyfeedback.service")
 class Engine(Recovery):
     """The learner, the log and the writer thread. All model work happens on the event loop's thread."""
 
-    #: whether the service ranks actions described by features (:class:`~.catalogue.CatalogueEngine`)
+    #: whether the service ranks actions described by features (`CatalogueEngine`)
     catalogue = False
     #: learn the rewards of one commit in one call (the numeric learners refuse a non-finite step by
-    #: themselves, naming the row: :meth:`_learn_guarded`); else one call a reward
+    #: themselves, naming the row: `_learn_guarded`); else one call a reward
     LEARN_IN_ONE_CALL = True
 
     def __init__(self, cfg: ServiceConfig, storage: Storage | None = None):
@@ -116,7 +116,7 @@ class Engine(Recovery):
 
     def _learn_guarded(self, rows: list[tuple], refused: list[int]) -> list[tuple]:
         """Learn the rows in one call to a learner that refuses a non-finite step by itself
-        (:class:`~noisyfeedback.base.NonFiniteUpdate`: the rows before it learned, that row
+        (`NonFiniteUpdate`: the rows before it learned, that row
         not, the state as after them), going on after each refused row; the same model as one call a
         row. Returns the rows left to learn one by one (after any other refusal, which names no row)."""
         while rows:

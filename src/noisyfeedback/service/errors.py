@@ -1,6 +1,6 @@
 """The service's domain errors: what the engine, the storage and the dependencies raise when they refuse a
 request or a configuration. They carry no HTTP status: the app maps each kind to one
-(:func:`noisyfeedback.service.app.status_of`), and the command line words a :class:`ConfigError` in its
+(`noisyfeedback.service.app.status_of`), and the command line words a `ConfigError` in its
 flags.
 """
 
@@ -56,14 +56,14 @@ def _plain(name: str) -> str:
 
 
 def literal(value: object) -> str:
-    """``str(value)`` safe inside a :class:`ConfigError` text (its braces doubled)."""
+    """``str(value)`` safe inside a `ConfigError` text (its braces doubled)."""
     return str(value).replace("{", "{{").replace("}", "}}")
 
 
 class ConfigError(ValueError):
     """A configuration no service can run with. ``text`` holds one ``{}`` per option it names, in the
-    order of ``options`` (the names of :class:`~noisyfeedback.service.config.ServiceConfig` fields), so
-    that each front door words them its own way (:meth:`render`); ``str()`` uses the field names.
+    order of ``options`` (the names of `ServiceConfig` fields), so
+    that each front door words them its own way (`render`); ``str()`` uses the field names.
 
     >>> ConfigError("{} must be at most 30; got 31.", "bits").render(lambda o: "--" + o)
     '--bits must be at most 30; got 31.'

@@ -129,7 +129,7 @@ def export_parquet(db: str | Path, path: str | Path, storage=None, since=None, u
                    chunk_rows: int = EXPORT_CHUNK_ROWS) -> Path:
     """Every logged event (in event seq order) with its reward (null when none arrived) as a Parquet file,
     written ``chunk_rows`` events at a time (``pyarrow.parquet.ParquetWriter``: memory bounded by a chunk).
-    ``since``/``until``: the first and last event kept (:func:`parse_bound`: a sequence number or a time).
+    ``since``/``until``: the first and last event kept (`parse_bound`: a sequence number or a time).
 
     ``context`` and ``distribution`` are lists of float64; ``action``, ``default_action`` and ``greedy``
     are the labels as text ("3", or "1,4,7" for sets)."""
@@ -230,7 +230,7 @@ def _vw_number(x: float) -> str:
 def _vw_features(rows, r: int) -> str:
     """Row r of hashed rows as VW text segments whose features hash back to the same full hashes: in
     namespace N a feature named by the digits of (h − hash(N)) mod 2^32 hashes to h (VW's hash of an
-    all-digit name is its value plus the namespace's hash, :func:`~noisyfeedback.hashing.hash_string`).
+    all-digit name is its value plus the namespace's hash, `hash_string`).
     The namespace classes of the log (first letters, "" for the others) keep the interactions: "" is
     written as VW's default namespace."""
     from ..hashing import namespace_hash
@@ -251,7 +251,7 @@ def export_catalogue_vw(db: str | Path, path: str | Path, storage=None) -> Path:
     (one slot: ``shared`` line, one line per ranked action, ``0:cost:probability`` on the chosen one) or
     ``--ccb_explore_adf`` examples (several slots: ``ccb slot chosen:cost:probability`` per slot), a blank
     line after each; cost = −reward (VW minimises cost: a click is −1). The features are the hashed ones
-    the service learned from, written so that they hash back to the same indices (:func:`_vw_features`):
+    the service learned from, written so that they hash back to the same indices (`_vw_features`):
     ``noisyfeedback train`` on this file learns from exactly the service's rows, and VW reads it too."""
     from .catalogue import decode_round
 
@@ -284,7 +284,7 @@ def export_log(db: str | Path, out: str | Path, force: bool = False, since=None,
     """Export to ``out`` in the format of its suffix (``.parquet``, ``.csv``, ``.vw``); an existing file is
     replaced only with ``force`` (the new file is written aside and renamed over it). Every problem is one
     ``ValueError`` naming the path. ``since``/``until`` (Parquet and CSV of numeric contexts): the first
-    and last event exported, an event sequence number or an ISO 8601 time (:func:`parse_bound`)."""
+    and last event exported, an event sequence number or an ISO 8601 time (`parse_bound`)."""
     out = Path(out)
     bounds = (parse_bound(since, "since"), parse_bound(until, "until"))
     fmt = FORMATS.get(out.suffix.lower())

@@ -3,7 +3,7 @@ checking that its state is finite, and the parameters given as ``key=value`` tex
 
 Only the learner's public API is used: the constructor and ``get_params``, ``learn`` (with zero rows to
 create the state of a fresh learner), ``act``, ``action_probabilities``, ``predict`` / ``predict_set``,
-``save`` and :func:`noisyfeedback.load`; learned state is read by the scikit-learn convention (attributes
+``save`` and `noisyfeedback.load`; learned state is read by the scikit-learn convention (attributes
 whose names end in ``_``).
 """
 

@@ -18,7 +18,7 @@ def encode_action(action) -> str:
 
 
 def decode_action(text: str):
-    """Inverse of :func:`encode_action` (a set comes back as a list)."""
+    """Inverse of `encode_action` (a set comes back as a list)."""
     return [int(a) for a in text.split(",")] if "," in text else int(text)
 
 

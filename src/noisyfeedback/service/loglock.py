@@ -25,7 +25,7 @@ def _lock_path(db: str | Path) -> str:
 
 def lock_log(db: str | Path) -> str:
     """Take the lock of the SQLite log ``db`` for this process (again: counted); the lock file's path.
-    :class:`LogInUse` naming the holder's pid when another process holds it."""
+    `LogInUse` naming the holder's pid when another process holds it."""
     path = _lock_path(db)
     held = _HELD.get(path)
     if held is not None:

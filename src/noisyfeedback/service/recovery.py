@@ -4,7 +4,7 @@ A snapshot records the last reward seq it has learned and the last event seq who
 stream has consumed; its row is committed after the events it covers. On start the service loads the
 last snapshot, advances the random stream by the draws of the events after it and learns the rewards
 after it in seq order: the model equals, bit for bit, the one that was serving when the log was last
-committed (replicas: :mod:`.replication`). A restart that names another learner, size, flip rate or
+committed (replicas: `.replication`). A restart that names another learner, size, flip rate or
 parameter value than the log holds is refused, naming both values.
 """
 
@@ -55,7 +55,7 @@ def refuse_differences(db, given: list[tuple[str, Any, Any]]) -> None:
 
 
 class Recovery:
-    """The engine's start-up and rebuilds (a part of :class:`~.engine.Engine`)."""
+    """The engine's start-up and rebuilds (a part of `Engine`)."""
 
     def _fresh(self) -> tuple[Any, dict]:
         """A new service's learner and the configuration stored with it."""

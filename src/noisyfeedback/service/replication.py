@@ -4,13 +4,13 @@ Each ranks with its own copy of the model and its own random stream (derived fro
 ``replica_entropy`` and the name); its events carry its name and its own count of events. Each learns
 *every* reward of the log, whichever replica received it, in reward-``seq`` order: the writer thread
 reads the rewards after the last one handed to the model after each commit and, when idle, every
-``poll_interval`` seconds (:func:`tail`). The reward ``seq`` is the order of commit (one advisory lock), so
+``poll_interval`` seconds (`tail`). The reward ``seq`` is the order of commit (one advisory lock), so
 the rewards a replica reads after a commit are all those up to its own, and learning is a pure function
 of the log: every replica's model after reward ``s`` equals an offline replay of the log up to ``s``.
 
 A replica starts from the weights of the latest snapshot of any replica (the one with the highest
 reward seq) and the random stream of its own latest snapshot (or its initial stream), advanced by the
-draws of its own events after it (:func:`replica_snapshot`).
+draws of its own events after it (`replica_snapshot`).
 """
 
 from __future__ import annotations

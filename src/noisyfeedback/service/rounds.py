@@ -1,5 +1,5 @@
 """The logged form of an action-feature request: one hashed round of
-:class:`~noisyfeedback.catalogue.CandidateRounds` as bytes (the ``context`` column of its event), the
+`CandidateRounds` as bytes (the ``context`` column of its event), the
 rounds of many events read back as one, namespaces reduced to their interaction classes, and the digest
 of a request (a retried rank with the same event id gets the logged answer).
 """
@@ -35,7 +35,7 @@ def encode_round(rounds: CandidateRounds, ids: list[str], slots: list[str] | Non
 
 
 def decode_round(blob: bytes) -> dict[str, Any]:
-    """Inverse of :func:`encode_round`: the head's fields plus ``context``, ``items`` (HashedRows) and
+    """Inverse of `encode_round`: the head's fields plus ``context``, ``items`` (HashedRows) and
     ``probs``."""
     (n,) = _HEAD.unpack_from(blob, 0)
     head = orjson.loads(blob[4:4 + n])

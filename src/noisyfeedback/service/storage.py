@@ -1,4 +1,4 @@
-"""The service's durable log behind one small interface, :class:`Storage`, and its SQLite implementation.
+"""The service's durable log behind one small interface, `Storage`, and its SQLite implementation.
 
 Tables: ``events`` (one per ``/rank``: ``seq`` assigned by the service in the order it drew the action,
 the context as float64 bytes, the action, its propensity, the distribution, the number of uniforms drawn
@@ -6,7 +6,7 @@ from the learner's stream), ``rewards`` (one per accepted ``/reward``; ``seq`` i
 the writer, i.e. the order of commit, and THE order in which the model learns), ``snapshots`` (model files
 and the log positions they cover), ``api_keys`` (SHA-256 hashes and roles) and ``meta`` (the service's
 configuration). A PostgreSQL implementation needs the same methods (see docs/deploy.md, "PostgreSQL");
-:func:`noisyfeedback.service.stores.open_storage` opens either from a path or a DSN.
+`noisyfeedback.service.stores.open_storage` opens either from a path or a DSN.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class SQLiteStorage(KeyStore):
 
     # ------------------------------------------------------------------ writes
     def apply_batch(self, ops: list[tuple]) -> list[Any]:
-        """Apply the operations in order in one transaction and commit it (:func:`.storage_writes.apply_ops`)."""
+        """Apply the operations in order in one transaction and commit it (`.storage_writes.apply_ops`)."""
         return apply_ops(self, ops)
 
     def set_meta(self, key: str, value: str) -> None:

@@ -13,7 +13,7 @@ KEY_ID_LENGTH = 12
 
 class KeyStore:
     """The ``api_keys`` table of a store whose ``_x`` executes SQLite-style SQL (a part of
-    :class:`~.storage.SQLiteStorage`)."""
+    `SQLiteStorage`)."""
 
     def add_key(self, key_hash: str, role: str) -> None:
         self._x("INSERT INTO api_keys (hash, role, created) VALUES (?, ?, ?)", (key_hash, role, time.time()))
@@ -46,7 +46,7 @@ class KeyStore:
 
     def list_keys(self) -> list[tuple[str, str, float, float | None]]:
         """(id, role, created, last used) of every key, oldest first; the id is the first
-        :data:`KEY_ID_LENGTH` hex digits of the key's hash (the key itself is never stored)."""
+        `KEY_ID_LENGTH` hex digits of the key's hash (the key itself is never stored)."""
         return [(h[:KEY_ID_LENGTH], role, created, last) for h, role, created, last in self._x(
             "SELECT hash, role, created, last_used FROM api_keys ORDER BY created, hash")]
 

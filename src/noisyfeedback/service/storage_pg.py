@@ -1,4 +1,4 @@
-"""The service's log on PostgreSQL (psycopg 3): the same :class:`~.storage.Storage` methods and SQL as
+"""The service's log on PostgreSQL (psycopg 3): the same `Storage` methods and SQL as
 SQLite, with PostgreSQL types.
 
 Every write transaction takes one transaction-level advisory lock first, so reward sequence numbers
@@ -8,13 +8,13 @@ string, e.g. ``postgresql://nf@db.internal/noisyfeedback`` or ``host=/run/postgr
 
 **A database that goes away** (a restart, a failover): a connection that fails is dropped and the next
 use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds); meanwhile every use raises
-:class:`~.errors.Unavailable` with a fixed message (the driver's text goes to the log, never to a client).
+`Unavailable` with a fixed message (the driver's text goes to the log, never to a client).
 The service's own recovery (a failed write: 503, then the model rebuilt from the log once it can be
-written; ``/health`` answers 503 while :meth:`PostgresStorage.ping` fails) does the rest: nothing that
+written; ``/health`` answers 503 while `PostgresStorage.ping` fails) does the rest: nothing that
 was acknowledged is lost, since an answer waits for its commit.
 
 **Replica names** are claimed for the life of the process by a session advisory lock on a connection of
-their own (:meth:`PostgresStorage.claim_replica`): a second process with the same name is refused.
+their own (`PostgresStorage.claim_replica`): a second process with the same name is refused.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class PostgresStorage(SQLiteStorage):
 
     def claim_replica(self, name: str) -> None:
         """Claim ``name`` among the replicas of this log for this process (again after the database came
-        back; the engines of one process share the claim); :class:`ReplicaInUse` when another process
+        back; the engines of one process share the claim); `ReplicaInUse` when another process
         holds it."""
         key = (self.dsn, name)
         held = _CLAIMS.get(key)

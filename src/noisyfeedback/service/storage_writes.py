@@ -1,5 +1,5 @@
 """The log's writes: the operations of one batch applied in one transaction (the writer thread's
-``apply_batch``), on any store whose ``_x`` executes SQLite-style SQL (:mod:`.storage`, :mod:`.storage_pg`)."""
+``apply_batch``), on any store whose ``_x`` executes SQLite-style SQL (`.storage`, `.storage_pg`)."""
 
 from __future__ import annotations
 

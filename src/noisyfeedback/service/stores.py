@@ -1,4 +1,4 @@
-"""Open the service's log: a SQLite file (:mod:`.storage`) or a PostgreSQL database (:mod:`.storage_pg`).
+"""Open the service's log: a SQLite file (`.storage`) or a PostgreSQL database (`.storage_pg`).
 
 The one place that knows both implementations (each builds on the one below it: the PostgreSQL
 store extends the SQLite one, never the other way round).

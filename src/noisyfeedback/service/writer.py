@@ -1,9 +1,9 @@
 """The log writer: ONE thread that writes the operations of the event loop to the log in batches.
 
 The operations of one loop iteration are handed over in one put (their order kept); the thread takes
-whatever is queued (up to :data:`MAX_BATCH`), applies it in one transaction, and hands the results back
+whatever is queued (up to `MAX_BATCH`), applies it in one transaction, and hands the results back
 to the loop (``on_commit(batch, results, exc, tail)``), where the engine learns and answers. A replica's
-writer also reads the rewards the other replicas committed (:func:`~.replication.tail`): after each of
+writer also reads the rewards the other replicas committed (`tail`): after each of
 its own commits and, when idle, every ``poll_interval`` seconds.
 """
 

@@ -250,8 +250,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         keep the raw values' scale (dividing every gap by s would raise the effective γ of SquareCB by
         1/s and change its exploration even where every action has the same rates). Rates that are equal
         for every action (a scalar pair, or equal arrays) rank the raw values right already: empty arrays,
-        the policy reads v itself (the uncorrected learner, bit for bit); only :meth:`predict_proba` and
-        :meth:`corrected_values` use them."""
+        the policy reads v itself (the uncorrected learner, bit for bit); only `predict_proba` and
+        `corrected_values` use them."""
         r0, r1 = self._rates()
         if not (r0.any() or r1.any()) or ((r0 == r0[0]).all() and (r1 == r1[0]).all()):
             return self._NO_RATES, self._NO_RATES
@@ -328,7 +328,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return nxt if nxt % every == 0 else (nxt // every + 1) * every
 
     def _after_rounds(self, t_before: int, n: int) -> None:
-        """After rounds t_before .. t_before + n − 1 (a segment of :meth:`_rate_segments`): estimate at a boundary."""
+        """After rounds t_before .. t_before + n − 1 (a segment of `_rate_segments`): estimate at a boundary."""
         if n and t_before + n == self._next_estimate(t_before + n - 1):
             self._estimate_rates()
 
@@ -343,7 +343,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     def corrected_values(self, X) -> np.ndarray:
         """The clean estimates, shape (n_samples, n_classes): with flip rates c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a)
         − ρ1(a)), the clean P(y = a | x) the raw v_a estimates (m = 1), inverted per action; without rates
-        v itself (:meth:`decision_function`). The policy ranks the actions as these do (:meth:`policy_values`)."""
+        v itself (`decision_function`). The policy ranks the actions as these do (`policy_values`)."""
         v = self.decision_function(X)
         r0, r1 = self._rates()
         if not (r0.any() or r1.any()):
@@ -353,7 +353,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     def policy_values(self, X) -> np.ndarray:
         """The values the policy explores and exploits on, shape (n_samples, n_classes): v itself where the
         flip rates are the same for every action (or none), else ρ̄0/m + s̄·c_a, the clean estimates
-        (:meth:`corrected_values`) on the raw scale of the mean action (:meth:`_correction`)."""
+        (`corrected_values`) on the raw scale of the mean action (`_correction`)."""
         v = self.decision_function(X)
         c0, cb = self._correction()
         return v if c0.shape[0] == 0 else (v - c0) / cb
@@ -364,7 +364,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     def _check_X(self, X, fitting: bool):
         """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
         sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``; then the
-        feature map in use (:meth:`_mapped`)."""
+        feature map in use (`_mapped`)."""
         self._validate_params()
         if hasattr(self, "W_") and self.features not in ("auto", self._features()):
             raise ValueError(f"The 'features' parameter of {type(self).__name__} cannot change after fitting: the "
@@ -475,7 +475,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         """Predicted feedback of every label, v = W x̂ + b (x̂ = x/‖x‖), shape (n_samples, n_classes); zeros
         before learning.
 
-        With flips these estimate ρ0 + (1−ρ0−ρ1)·P(y=a | x) (m = 1); see :meth:`predict_proba`.
+        With flips these estimate ρ0 + (1−ρ0−ρ1)·P(y=a | x) (m = 1); see `predict_proba`.
         """
         self._validate_params()
         X = self._check_X(X, fitting=False)
@@ -485,7 +485,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         return out
 
     def predict(self, X, allowed=None, excluded=None) -> np.ndarray:
-        """Greedy labels: the argmax of the values the policy reads (:meth:`policy_values`: v, or with rates that
+        """Greedy labels: the argmax of the values the policy reads (`policy_values`: v, or with rates that
         differ between the actions the corrected values; lowest index on ties); 0 before any learning. With
         ``allowed``/``excluded`` the argmax over the actions a row may take."""
         v = self.policy_values(X)
@@ -531,7 +531,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
 
         ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
         distribution restricted to the actions a row may take and renormalised (one uniform a row); the
-        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        propensity is the restricted probability (`restricted_draw`)."""
         if allowed is not None or excluded is not None:
             return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)

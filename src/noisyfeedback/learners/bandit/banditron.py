@@ -75,7 +75,7 @@ class Banditron(LoggedLearning, LinearClassifier):
 
         ``allowed``/``excluded`` (action indices for every row, or an (n, K) boolean mask): draw from the
         distribution restricted to the actions a row may take and renormalised (one uniform a row); the
-        propensity is the restricted probability (:func:`~noisyfeedback.learners._linear.restricted_draw`)."""
+        propensity is the restricted probability (`restricted_draw`)."""
         if allowed is not None or excluded is not None:
             return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)

@@ -48,11 +48,11 @@ class EpsilonGreedy(OracleBandit):
         raw 16).
     rho0, rho1 : float in [0, 1), or (m = 1) arrays of K rates, one per action (rho0 + rho1 < 1), or "estimate"
         Known flip rates (default 0: none). Rates that differ between the actions: the policy explores and
-        exploits on the corrected values c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (:meth:`corrected_values`, the
+        exploits on the corrected values c_a = (v_a − ρ0(a)/m)/(1 − ρ0(a) − ρ1(a)) (`corrected_values`, the
         clean P(y = a | x) that v_a estimates, inverted per action) mapped onto the raw scale of the mean action,
-        ρ̄0/m + (1 − ρ̄0 − ρ̄1)·c_a (:meth:`policy_values`), so that only the rates' differences between actions
+        ρ̄0/m + (1 − ρ̄0 − ρ̄1)·c_a (`policy_values`), so that only the rates' differences between actions
         move the policy; rates equal for every action (scalars) leave the policy the uncorrected one, bit for
-        bit. They also serve :meth:`predict_proba`. ``rho0="estimate"`` with
+        bit. They also serve `predict_proba`. ``rho0="estimate"`` with
         ``rho1="estimate"`` (m = 1): estimated online from the feedback of the learner's own anchors — per
         action, 1 − ρ1(a) the feedback rate of its confident right plays of a (the greedy label by a margin
         of ``RATE_MARGIN`` = 0.25), ρ0(a) that of its plays of a well below the greedy label (NREst's extremes of
@@ -60,7 +60,7 @@ class EpsilonGreedy(OracleBandit):
         every ``RATE_EVERY`` (10,000); used only when every action has anchors and the rates differ between the
         actions (a chi-square test), else the policy keeps the uncorrected values (equal rates leave the raw
         ranking right). Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``
-        (:meth:`_estimate_rates`).
+        (`_estimate_rates`).
     seed : int, SeedSequence or None
 
     Examples

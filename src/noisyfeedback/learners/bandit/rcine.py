@@ -44,7 +44,7 @@ class RCINE(RCNBF):
 
     Starts with ρ̂0 = ρ̂1 = 0, keeps the last ``n_s`` tuples (x, ỹ, f̃) and every
     ``n_s`` rounds re-estimates (ρ̂0, ρ̂1) with
-    :func:`noisyfeedback.noise.estimate_flip_rates` (``estimator`` names the
+    `noisyfeedback.noise.estimate_flip_rates` (``estimator`` names the
     method), then continues as RCNBF with the new estimates. Estimation runs
     synchronously at rounds n_s, 2·n_s, ..., with a seed derived from the
     learner's, so results are deterministic for a fixed seed. The estimates
@@ -66,16 +66,16 @@ class RCINE(RCNBF):
     estimate_every : int >= 1 or None
         Rounds between estimates when not ``n_s`` (None: ``n_s``, the paper's algorithm).
     estimator : str
-        Method of :func:`noisyfeedback.noise.estimate_flip_rates`: "mixture" (ours, default)
+        Method of `noisyfeedback.noise.estimate_flip_rates`: "mixture" (ours, default)
         or "nrest" (the paper's NREst).
     warm_start : bool
         (beyond the paper; "mixture" only) Each estimate after the first reuses the first's SVD
         basis and chosen ranker penalty instead of searching the grid again, at about a third of
-        the cost (:func:`noisyfeedback.noise.estimate_mixture`'s ``warm``). The state is kept in
+        the cost (`noisyfeedback.noise.estimate_mixture`'s ``warm``). The state is kept in
         ``warm_components_`` and ``warm_l2_``.
     per_action : bool
         (beyond the paper; "mixture" only) Estimate one pair of rates per action (flips that depend on the
-        action: :func:`noisyfeedback.noise.estimate_mixture`'s ``per_action``) and correct each action's
+        action: `noisyfeedback.noise.estimate_mixture`'s ``per_action``) and correct each action's
         feedback with its own, h(f̃, a) = (f̃ − ρ̂0(a))/(1 − ρ̂0(a) − ρ̂1(a)). The estimates are then
         ``rates_`` (rows ρ̂0, ρ̂1; ``rho0_``, ``rho1_`` their means over the actions) and ``rho_history_``
         rows (round, ρ̂0(0..K−1), ρ̂1(0..K−1)).

@@ -349,10 +349,10 @@ class CatalogueOracle(Learner):
         return chosen, probs
 
     def act_excluding(self, rounds, excluded) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`act` with per-slot exclusions: ``excluded`` (total candidates, n_slots) booleans, True where a
+        """`act` with per-slot exclusions: ``excluded`` (total candidates, n_slots) booleans, True where a
         candidate may not fill that slot. Slot by slot, the policy over the candidates neither placed nor
-        excluded for the slot (the same formula as :meth:`act`'s over the free ones), one uniform a slot (k a
-        round, as :meth:`act`); a slot with no such candidate stays empty (−1, probability 1.0)."""
+        excluded for the slot (the same formula as `act`'s over the free ones), one uniform a slot (k a
+        round, as `act`); a slot with no such candidate stays empty (−1, probability 1.0)."""
         from ...kernels.catalogue import draw, explore_at, policy
 
         rounds = self._check_rounds(rounds, fitting=True)
@@ -434,7 +434,7 @@ class CatalogueOracle(Learner):
         return self
 
     def fit_logged(self, rounds, actions, rewards, propensities):
-        """Train from scratch on logged rounds (discards learned state, then :meth:`learn`). Returns self."""
+        """Train from scratch on logged rounds (discards learned state, then `learn`). Returns self."""
         self._reset()
         return self.learn(rounds, actions, rewards, propensities)
 

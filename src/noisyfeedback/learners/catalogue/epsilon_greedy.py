@@ -12,11 +12,11 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
 
     P(r) = (1−ε)·1[r = ŷ] + ε/n over the round's n candidates (ŷ the best score, first on ties); with
     several slots, slot s the same over the candidates not yet placed. The model, oracles, slots and
-    parameters are :class:`CatalogueSquareCB`'s (see ``_base.py``); ``epsilon`` replaces γ.
+    parameters are `CatalogueSquareCB`'s (see ``_base.py``); ``epsilon`` replaces γ.
 
     With one-hot candidates, ``linear="item"``, dense features and the same oracle this is
-    :class:`~noisyfeedback.EpsilonGreedy` (m = 1), bit for bit with AdaGrad (tested). ``oracle="auto"``
-    (default): ridge for dense features with at most 1,024 weights, else AdaGrad (:class:`CatalogueSquareCB`).
+    `EpsilonGreedy` (m = 1), bit for bit with AdaGrad (tested). ``oracle="auto"``
+    (default): ridge for dense features with at most 1,024 weights, else AdaGrad (`CatalogueSquareCB`).
 
     References
     ----------

@@ -25,7 +25,7 @@ class CatalogueSquareCB(CatalogueOracle):
         p(r) = 1 / (n + γ_t·(f_ŷ − f_r))  for r ≠ ŷ,    p(ŷ) = 1 − Σ_{r≠ŷ} p(r).
 
     With one-hot candidates (z = e_a, all K every round), ``linear="item"``, dense features and the same
-    γ_scale and oracle this is :class:`~noisyfeedback.SquareCB`: the same choices and weights, bit for bit
+    γ_scale and oracle this is `SquareCB`: the same choices and weights, bit for bit
     with AdaGrad (M = Wᵀ, w_a = b), to rounding with the ridge oracle (tested). ``oracle="auto"`` resolves
     alike in both on such data (ridge for digits: d = 64, D = 715); the default γ_scale differs (30 here
     with ridge, 10 there).
@@ -34,7 +34,7 @@ class CatalogueSquareCB(CatalogueOracle):
     ----------
     gamma_scale : float >= 0 or "auto"
         γ_t = gamma_scale·(t+1)^gamma_exponent. "auto" (default): 30 with the ridge oracle, 10 (the index
-        SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``; see :meth:`gamma_scale_in_use`).
+        SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``; see `gamma_scale_in_use`).
     gamma_exponent : float in [0, 1]
         (SquareCB's default 0.5: VW's schedule.)
     learning_rate : float > 0

@@ -38,7 +38,7 @@ class MCDBF(LoggedLearning, SetPredictor):
     left is R(p, q) = (m−p)·a + (K−m−q)·b. With G(p, q) = P(the first p+q draws
     are p of A∩Ŷ and q of A∖Ŷ, in any order), G(0,0) = 1,
     G(p,q) = G(p−1,q)·(i−p+1)·a/R(p−1,q) + G(p,q−1)·(j−q+1)·b/R(p,q−1), and
-    Z(A) = G(i, j): O(m²) a round (:func:`noisyfeedback.kernels.diluted.set_probability`).
+    Z(A) = G(i, j): O(m²) a round (`noisyfeedback.kernels.diluted.set_probability`).
 
     **Unbiasedness.** Σ_A Z(A)·1[y∈A]1[r∈A]/(Z(A)·τ1) = N(y, r)/τ1 with N(y, r) the
     number of m-sets holding y and r: C(K−2, m−2) for r ≠ y and C(K−1, m−1) =
@@ -141,7 +141,7 @@ class MCDBF(LoggedLearning, SetPredictor):
 
     def _h(self) -> tuple[float, float]:
         """(h(0), h(1)) with h(f̃) = (f̃ − ρ0)/(1 − ρ0 − ρ1); (0.0, 1.0) without flips (one pair of rates;
-        with per-label rates the kernels compute h per set from :meth:`_label_rates`)."""
+        with per-label rates the kernels compute h per set from `_label_rates`)."""
         r0, r1 = rate_arrays(type(self).__name__, self.rho0, self.rho1, self.n_classes)
         if r0.shape[0] > 1:
             return 0.0, 1.0
@@ -158,7 +158,7 @@ class MCDBF(LoggedLearning, SetPredictor):
         """Draw one set per row: returns (sets (n, m) int64, increasing; Z(set) (n,)).
 
         ``allowed``/``excluded`` (m = 1 only): one action per row drawn from the distribution restricted to
-        the actions a row may take, renormalised (see :meth:`Banditron.act`); returns shape (n,)."""
+        the actions a row may take, renormalised (see `Banditron.act`); returns shape (n,)."""
         if allowed is not None or excluded is not None:
             return self._act_restricted(X, allowed, excluded)
         X = self._check_X(X, fitting=True)

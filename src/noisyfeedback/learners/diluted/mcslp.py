@@ -19,7 +19,7 @@ class MCSLP(SetPredictor):
     the stochastic gradient of the average hinge loss
     [1 − (Wx)_y + (1/m)·Σ_{i∈Ŷ} (Wx)_i]_+ and is zero only when m = 1 and ŷ = y.
     With m = 1 it is the multiclass Perceptron, bit for bit. It is the
-    full-information counterpart of :class:`MCDBF`. Learns from full labels
+    full-information counterpart of `MCDBF`. Learns from full labels
     (``FullLabel``) or labels corrupted by ``ConfusionNoise``.
 
     ``act`` returns the greedy label with propensity 1 (like ``Perceptron``: a

@@ -143,7 +143,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         L-BFGS gradient tolerance (scikit-learn's LogisticRegression default; 1e-6 took 3x the iterations on
         60,000 MNIST rows for the same test error).
     estimator : {"confident_joint", "anchor"}, default="confident_joint"
-        How ``confusion="estimate"`` estimates C (see :func:`estimate_confusion`).
+        How ``confusion="estimate"`` estimates C (see `estimate_confusion`).
     n_folds : int >= 2, default=5
         Cross-validation folds of ``"estimate"``.
     proba_model : {"linear", "knn"}, default="linear"
@@ -178,7 +178,7 @@ class CorrectedLogisticRegression(EstimatorMixin, ClassifierMixin, BaseEstimator
         Seed of the cross-validation folds (``"estimate"``, ``Cs``, ``prune``).
     prune : bool, default=False
         Drop the rows flagged as mislabelled, then refit (``fit`` only). The rows are those of
-        :func:`noisyfeedback.find_label_issues` with this model: out-of-fold (``n_folds``) clean
+        `noisyfeedback.find_label_issues` with this model: out-of-fold (``n_folds``) clean
         probabilities p of the model forward-corrected by C, the score P(y ≠ ỹ | x, ỹ) = 1 −
         C[ỹ, ỹ] p_ỹ(x) / Σ_j C[ỹ, j] p_j(x), the m = n Σ_q π_q (1 − C[q, q]) highest flagged
         (``label_issues_``). The kept rows are no longer noisy at the rate C: the refit is

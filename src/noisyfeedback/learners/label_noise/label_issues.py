@@ -1,8 +1,8 @@
 """Finding the mislabelled rows of a data set whose labels passed through a confusion matrix.
 
 The formulas (the Bayes posterior of a flip and the expected number of flips) are in
-:mod:`noisyfeedback.noise.label_issues`; here the clean probabilities come out of fold from a classifier,
-by default :class:`~noisyfeedback.CorrectedLogisticRegression`.
+`noisyfeedback.noise.label_issues`; here the clean probabilities come out of fold from a classifier,
+by default `CorrectedLogisticRegression`.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
         C, rows/columns in the order of ``np.unique(y)``; "estimate": by ``method`` with the default
         model, the ``confusion_`` of ``CorrectedLogisticRegression(confusion="estimate")`` with that
         estimator, or with another ``estimator`` the calibrated confident joint of its out-of-fold
-        probabilities (:func:`estimate_label_confusion` returns it).
+        probabilities (`estimate_label_confusion` returns it).
     estimator : scikit-learn classifier with ``predict_proba``, optional
         The model of p(x), cross-fitted on ``n_folds`` stratified folds, on X as given (put any scaling
         in a scikit-learn Pipeline). Default: the pipeline above. Any ``CorrectedLogisticRegression`` gets
@@ -262,7 +262,7 @@ def estimate_label_confusion(X: Any, y: Any, estimator: Any = None, n_folds: int
     """The C that ``find_label_issues(X, y, "estimate", estimator=..., n_folds=..., seed=..., method=...)``
     uses, rows/columns in the order of ``np.unique(y)``: with no ``estimator``, the default pipeline's
     (standardised features, regularisation chosen on ``CS_GRID``; the confident joint's Ĉ or the corrected
-    model's, by ``method``; see :func:`find_label_issues`); with a ``CorrectedLogisticRegression``, its
+    model's, by ``method``; see `find_label_issues`); with a ``CorrectedLogisticRegression``, its
     ``confusion_`` with ``confusion="estimate"``; else the calibrated confident joint of the classifier's out-of-fold noisy-label probabilities η (averaged
     over ``CONFIDENT_JOINT_REPEATS`` fold splits; no EM
     step: with p = Π_simplex(Ĉ⁻¹ η) it drifted, 6 of 8 tuning cases worse — 15-NN on digits, seeds 100–101)."""

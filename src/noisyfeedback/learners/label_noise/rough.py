@@ -2,7 +2,7 @@
 C = I, the batch Perceptron — fitted on a small clean set, its confusion C estimated by cross-validation
 there, and its labels for the unlabelled rest (the noisy labels UMA then learns from, knowing C).
 
-The confusion arithmetic is :mod:`noisyfeedback.noise.confusion`'s; the rough classifier is a learner,
+The confusion arithmetic is `noisyfeedback.noise.confusion`'s; the rough classifier is a learner,
 so the protocol lives here, above the noise package."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def pseudo_label(
 
     The rough classifier (default: UMA with C = I) is fitted on the whole clean
     set and labels ``X_unlabelled``; C is its confusion estimated by
-    :func:`estimate_confusion_from_clean` (cross-validation on the clean set).
+    `estimate_confusion_from_clean` (cross-validation on the clean set).
 
     Returns ``(y_noisy, C, classifier)``.
     """

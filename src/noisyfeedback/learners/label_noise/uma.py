@@ -91,7 +91,7 @@ class UMA(EstimatorMixin, ClassifierMixin, BaseEstimator):
     significance : float >= 0, default=0.0
         κ: a pair is a candidate only if also ‖Z[p, q]‖ > κ·σ̂[p, q], where
         σ̂[p, q]² = (1/n²) Σ_i 1[h(x_i) = p] C⁻¹[q, ỹ_i]² ‖x_i‖² estimates the
-        sampling error of Z[p, q] (see :func:`standard_errors`). 0 (default, the
+        sampling error of Z[p, q] (see `standard_errors`). 0 (default, the
         paper's algorithm) disables it; κ ≈ 2–3 stops UMA once every remaining
         Z is indistinguishable from estimation noise (a data-driven form of the
         ε of the paper's stopping criterion, Proposition 4), instead of

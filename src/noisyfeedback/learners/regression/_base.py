@@ -92,7 +92,7 @@ class LinearRegressor(Learner):
     A row whose update would make ``w_`` non-finite (an overflowing x, label, prediction or ‖x‖²)
     raises ``ValueError`` naming the row, with the state (and random stream) as before that row.
 
-    Subclasses set the kernel configuration in :meth:`_config`. State: ``w_`` (d,),
+    Subclasses set the kernel configuration in `_config`. State: ``w_`` (d,),
     ``rounds_`` (rounds learned from), ``labels_`` (noisy labels used so far).
     """
 
@@ -288,7 +288,7 @@ class LinearRegressor(Learner):
         )
 
     def partial_fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":
-        """scikit-learn style alias of :meth:`learn`."""
+        """scikit-learn style alias of `learn`."""
         return self.learn(X, y, variance=variance, y_clean=y_clean)
 
     def fit(self, X, y, variance=None, y_clean=None) -> "LinearRegressor":

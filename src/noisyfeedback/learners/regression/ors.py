@@ -62,7 +62,7 @@ class ORS(LinearRegressor):
 
     Label budget (Section 4.2): ``budget=B`` (average labels a round, B ≥ 1) gives a
     round either one label or k = ⌈B⌉; ``strategy`` (``"const"``, ``"begin"``,
-    ``"auto"``, ``"auto_self_tuned"``; see :mod:`noisyfeedback.learners.regression.budget`)
+    ``"auto"``, ``"auto_self_tuned"``; see `noisyfeedback.learners.regression.budget`)
     decides which, with one uniform a round from ``rng_``. A round with k labels
     updates with their mean and (variance unknown) their sample variance over k
     (the variance of the mean); a round with one label applies ``scaling`` to it.
@@ -78,7 +78,7 @@ class ORS(LinearRegressor):
         running squared error on the labels, L_j ← 0.9995·L_j + (m − ŷ_j)² (m the mean of the round's
         labels; ties: the smaller r); ``r_`` is its r, ``w_`` its weights. With a label budget the
         leader's prediction decides how many labels a round takes, and every member updates from
-        them. See :class:`NLMS` for why and how it was checked (``benchmarks/tune_defaults.py``).
+        them. See `NLMS` for why and how it was checked (``benchmarks/tune_defaults.py``).
     scaling : str, default "one_sample_pred"
     variance : {"known", "unknown"}, default "known"
     beta : float >= 0, default 1.0

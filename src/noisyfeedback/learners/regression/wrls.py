@@ -58,7 +58,7 @@ class WeightedRLS(LinearRegressor):
     overflowing x, label or prediction) raises ``ValueError`` naming the row; the learned state
     (and the random stream) is as before that row, the rows before it learned.
 
-    Label budgets (``budget``, ``strategy``, ``a``, ``horizon``) as :class:`ORS`.
+    Label budgets (``budget``, ``strategy``, ``a``, ``horizon``) as `ORS`.
     scikit-learn face: ``fit(X, y, sample_weight)`` / ``partial_fit`` with
     ``sample_weight`` = 1/variance, ``predict``.
 
@@ -73,7 +73,7 @@ class WeightedRLS(LinearRegressor):
         Weight of the running mean in the unknown-variance estimate.
     vfloor : float > 0, default 1e-6
         Smallest unknown-variance estimate used.
-    budget, strategy, a, horizon, seed : as :class:`ORS`.
+    budget, strategy, a, horizon, seed : as `ORS`.
 
     Examples
     --------
@@ -190,7 +190,7 @@ class WeightedRLS(LinearRegressor):
 
     # ------------------------------------------------------------ learning
     def learn(self, X, y, variance=None, y_clean=None) -> "WeightedRLS":
-        """Update from rows in order (see :meth:`LinearRegressor.learn`); ``variance`` may hold ``inf``
+        """Update from rows in order (see `LinearRegressor.learn`); ``variance`` may hold ``inf``
         (a row of weight 0). Returns self."""
         self._validate_params()
         X = self._check_X(X, fitting=True)
@@ -241,7 +241,7 @@ class WeightedRLS(LinearRegressor):
         return np.ascontiguousarray(v)
 
     def partial_fit(self, X, y, variance=None, y_clean=None, sample_weight=None) -> "WeightedRLS":
-        """:meth:`learn`; ``sample_weight`` (≥ 0) is 1/variance (scikit-learn face)."""
+        """`learn`; ``sample_weight`` (≥ 0) is 1/variance (scikit-learn face)."""
         if sample_weight is not None:
             if variance is not None:
                 raise ValueError("Pass either variance= or sample_weight= (= 1/variance), not both.")
@@ -261,7 +261,7 @@ class WeightedRLS(LinearRegressor):
         return self.learn(X, y, variance=variance, y_clean=y_clean)
 
     def fit(self, X, y, sample_weight=None) -> "WeightedRLS":
-        """Forget, then :meth:`partial_fit` on the rows in order (the weighted ridge solution). Returns self."""
+        """Forget, then `partial_fit` on the rows in order (the weighted ridge solution). Returns self."""
         from ._base import _sklearn_fit_checks
 
         y = _sklearn_fit_checks(self, X, y)

@@ -33,7 +33,7 @@ class EvilTeacherSVM(BinaryLinearLearner):
     ν_t is that constraint's Lagrange multiplier. A teacher with ν_t > 0 has its
     required margin lowered to 1 − m ν_t/|S_t| + Σν (and every other teacher's
     raised by Σν): a large ν_t means "judged evil". ν = 0 is the plain SVM
-    (:class:`LinearSVM`); as ε → ∞ the constraints go inactive.
+    (`LinearSVM`); as ε → ∞ the constraints go inactive.
 
     Solver (and why): two phases on the dual, handing the iterate (α, ν) back and
     forth (``_solver.py``).
@@ -176,7 +176,7 @@ class EvilTeacherSVM(BinaryLinearLearner):
         """Fit on X (dense or CSR), two-class labels y and ``teachers`` (an int id >= 0 per row).
 
         ``teachers=None`` means one teacher for all rows: constraint (3) then holds for
-        every α, and the result is the plain SVM (:class:`LinearSVM`)."""
+        every α, and the result is the plain SVM (`LinearSVM`)."""
         self._validate_params()
         self._reset()
         owner = type(self).__name__

@@ -19,7 +19,7 @@ class LinearSVM(BinaryLinearLearner):
     (``fit_intercept=True`` appends a constant feature 1, i.e. a *regularised*
     bias, liblinear-style). Equivalent to liblinear's L1-loss dual solver
     (``LinearSVC(loss="hinge", C=1/(λm), fit_intercept=False)``) but solved to a
-    certified optimum: it is :class:`EvilTeacherSVM` with every ν fixed at 0, the
+    certified optimum: it is `EvilTeacherSVM` with every ν fixed at 0, the
     same dual coordinate ascent with shrinking (Hsieh et al. 2008), stopped when
     the duality gap F(w) − D(α) ≤ tol·F(w).
 
@@ -84,7 +84,7 @@ class LinearSVM(BinaryLinearLearner):
 
     def fit(self, X, y, teachers=None) -> "LinearSVM":
         """Fit on X (dense or CSR) and two-class labels y. ``teachers`` is accepted and
-        ignored, so that LinearSVM is a drop-in baseline for :class:`EvilTeacherSVM`."""
+        ignored, so that LinearSVM is a drop-in baseline for `EvilTeacherSVM`."""
         self._validate_params()
         self._reset()
         X, y = self._check_X_fit(X, y)

@@ -64,7 +64,7 @@ class TeacherSGD(BinaryLinearLearner):
     Attributes
     ----------
     classes_, coef_, intercept_, n_features_in_
-        As :class:`EvilTeacherSVM`.
+        As `EvilTeacherSVM`.
     alpha_ : ndarray (n_samples,)
         α_j at the end (w = (1/λ)Σ α_j y_j x_j).
     teacher_sizes_ : ndarray of int64 (max teacher id + 1,)

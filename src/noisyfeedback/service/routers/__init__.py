@@ -1,2 +1,2 @@
-"""The HTTP API's routers: :mod:`.rank` (rank, reward, apprentice, metrics, health) and :mod:`.admin`
+"""The HTTP API's routers: `.rank` (rank, reward, apprentice, metrics, health) and `.admin`
 (snapshot, mode, off-policy evaluation)."""

@@ -15,7 +15,7 @@ def json_response(obj, status: int = 200) -> Response:
 
 def raw_body(model, links: dict | None = None) -> dict:
     """``openapi_extra`` of a route that reads its body itself (validated from bytes by
-    :func:`~noisyfeedback.service.schemas.parse_body`): the body's schema and the response links."""
+    `parse_body`): the body's schema and the response links."""
     extra = {"requestBody": {"required": True, "content": {"application/json": {
         "schema": model.model_json_schema(ref_template="#/components/schemas/{model}")}}}}
     if links:

@@ -1,6 +1,6 @@
 """The routes of an action-feature service (a ``rank`` key): ``POST /rank/multislot``,
 ``POST /reward/multislot`` and ``POST /events/{event_id}/activate`` (``/rank`` and ``/reward`` are
-:mod:`.rank`'s, which hands an action-feature body to the same engine)."""
+`.rank`'s, which hands an action-feature body to the same engine)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def _need(engine) -> None:
 
 
 async def api_version(request: Request) -> str:
-    """The ``api-version`` of a request to the current SDK's routes: one of :data:`API_VERSIONS` (400
+    """The ``api-version`` of a request to the current SDK's routes: one of `API_VERSIONS` (400
     otherwise). Read from the query string itself: the routes take no other query parameter."""
     v = request.query_params.get("api-version")
     if v not in API_VERSIONS:

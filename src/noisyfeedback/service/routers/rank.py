@@ -2,7 +2,7 @@ r"""The routes of a ``rank`` key (an ``admin`` key may call them too): ``POST /r
 ``GET /apprentice``, ``GET /metrics``; and ``GET /health``, which needs no key.
 
 ``/rank`` and ``/reward`` read their body as bytes and validate it in one step
-(:func:`~noisyfeedback.service.schemas.parse_body`), and are :class:`~._direct.DirectRoute`\ s (their
+(`parse_body`), and are `DirectRoute`\ s (their
 dependencies, the engine and the key, solved by a direct call): the hot routes."""
 
 from __future__ import annotations

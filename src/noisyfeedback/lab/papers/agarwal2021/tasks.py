@@ -34,7 +34,7 @@ def flip_rate_estimates(X, y, n_classes: int, settings, n_s: int, gamma: float =
 
 @task_kind("agarwal2021.table1")
 def table1_setting(task: dict) -> dict:
-    """Table 1, one (data set, noise setting): :func:`flip_rate_estimates` with that setting's seed."""
+    """Table 1, one (data set, noise setting): `flip_rate_estimates` with that setting's seed."""
     import noisyfeedback as nf
 
     ds = task["dataset"]

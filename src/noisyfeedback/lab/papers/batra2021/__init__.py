@@ -19,7 +19,7 @@ Fashion-MNIST; those features are not available here, so MNIST and
 Fashion-MNIST run on raw pixels (rows scaled to unit L2 norm) and CIFAR-10 and
 SVHN are not run. The report says so.
 
-Full mode (:data:`FULL_PLAN`): MNIST, Fashion-MNIST (from ``--data-dir``; a
+Full mode (`FULL_PLAN`): MNIST, Fashion-MNIST (from ``--data-dir``; a
 missing one is skipped and the report says so) and SynSep, 1e6 rounds per run,
 γ tuned on one seed, 5 report seeds (the paper: 10), m sweep on 3 seeds — about
 310 runs of 1e6 rounds, roughly 30–60 minutes with ``-j 2`` on a 2-core machine
@@ -27,7 +27,7 @@ missing one is skipped and the report says so) and SynSep, 1e6 rounds per run,
 
 Quick mode (part of ``noisyfeedback demo``) runs on SynSep (5,000 examples) and
 scikit-learn's digits, 30,000 rounds, 2 report seeds and 1 tuning seed:
-about 15–30 s on a 2-core machine. :data:`QUICK_PLAN` holds its sizes.
+about 15–30 s on a 2-core machine. `QUICK_PLAN` holds its sizes.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ PAPER = register_paper(Paper(
 
 
 def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) into ``out_dir`` and write the report."""
+    """Run ``plan`` (see `QUICK_PLAN`, `FULL_PLAN`) into ``out_dir`` and write the report."""
     return run_paper(PAPER, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)
 
 

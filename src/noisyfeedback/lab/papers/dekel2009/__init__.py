@@ -3,22 +3,22 @@
 What the paper shows (its Sections 5 and 6) and what this recipe reruns:
 
 - Figure 1 — the damage (excess-error) ratio (e3 − e1)/(e2 − e1) of the
-  teacher-constrained SVM (:class:`~noisyfeedback.EvilTeacherSVM`, ε = 1) against
+  teacher-constrained SVM (`EvilTeacherSVM`, ε = 1) against
   the plain SVM, as a function of the number k ∈ {5, 10, …, 40} of evil teachers
   out of 100; training examples assigned to teachers at random, an evil teacher
   flips all its labels. e1: SVM on clean labels, e2: SVM on the corrupted labels,
   e3: the robust learner on the corrupted labels, all on the same clean test set.
-- Figure 2 — the same for the Section 6 heuristic (:class:`~noisyfeedback.TeacherSGD`).
+- Figure 2 — the same for the Section 6 heuristic (`TeacherSGD`).
 - Figure 3 — teachers by topic (unequal sizes): damage ratio against the fraction of
   flipped labels, one point per run (the paper shows TeacherSGD; we add EvilTeacherSVM).
 
 The paper ran on the 6 binary problems between RCV1's four top categories (CCAT,
 ECAT, GCAT, MCAT), 99 low-level categories as topic teachers, 40 random half/half
 train/test splits. RCV1 with those categories is not available here: full mode runs
-the 6 binary problems between 4 classes of MNIST (:data:`FULL_PLAN`; rows scaled to
+the 6 binary problems between 4 classes of MNIST (`FULL_PLAN`; rows scaled to
 unit L2 norm), with 100 k-means clusters of each problem's examples as the topic
-teachers. Users who have RCV1 can pass :data:`RCV1_PLAN` (LIBSVM ``rcv1.binary``:
-one binary problem, CCAT+ECAT vs GCAT+MCAT) to :func:`run`.
+teachers. Users who have RCV1 can pass `RCV1_PLAN` (LIBSVM ``rcv1.binary``:
+one binary problem, CCAT+ECAT vs GCAT+MCAT) to `run`.
 
 Full mode: 40 splits per problem into equal training and test halves, both used whole
 (as the paper; about 67 training examples per teacher, about an hour on 2 cores); λ of the SVM is chosen
@@ -50,7 +50,7 @@ PAPER = register_paper(Paper(
 
 
 def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (:data:`QUICK_PLAN`, :data:`FULL_PLAN`, :data:`RCV1_PLAN`) into ``out_dir``; write the report."""
+    """Run ``plan`` (`QUICK_PLAN`, `FULL_PLAN`, `RCV1_PLAN`) into ``out_dir``; write the report."""
     return run_paper(PAPER, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)
 
 

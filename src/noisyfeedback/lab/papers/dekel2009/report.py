@@ -212,7 +212,7 @@ def _findings(df: pd.DataFrame, sens: pd.DataFrame, plan: dict, claims: list) ->
 
 
 def sections(results: dict, claims: list, ctx) -> list:
-    """The report's sections (the summary line and the links come from the engine's :func:`run_paper`)."""
+    """The report's sections (the summary line and the links come from the engine's `run_paper`)."""
     from ...recipes import claims_table
     from ...report import Section
 

@@ -65,7 +65,7 @@ PAPER = register_paper(Paper(
 
 
 def run(plan: dict, *, quick: bool, data_dir, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
+    """Run ``plan`` (see `QUICK_PLAN`, `FULL_PLAN`) and write the report into ``out_dir``."""
     return run_paper(PAPER, quick=quick, data_dir=data_dir, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)
 
 

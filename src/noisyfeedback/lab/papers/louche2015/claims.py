@@ -130,7 +130,7 @@ def make_claims(df: pd.DataFrame) -> list[Claim]:
 
 
 def claims(results: dict, ctx) -> list[Claim]:
-    """The claims of a run (``results`` from :func:`.plans.run`)."""
+    """The claims of a run (``results`` from `.plans.run`)."""
     return make_claims(results["df"])
 
 

@@ -20,16 +20,16 @@ What the paper shows (its Section 4) and what this recipe reruns:
 
 Every method's r (and β) is tuned on a separate sequence (its own data and noise seeds) as
 the lowest final cumulative MSE over a log grid; where the best sits on an edge of the grid,
-up to ``extend_grid`` more values per parameter are tried past it (:func:`.tasks.tune_grid`),
+up to ``extend_grid`` more values per parameter are tried past it (`.tasks.tune_grid`),
 and both bests are kept. The reported runs use the extended best and fresh seeds. Rows are
 visited in their given order (``nf.simulate(..., shuffle=False)``: the signals are time
 series). Its protocol (seeded noise schedules, joint (r, β) selection, a bisection for a, a
-block-wise trace of a) is not a declarative grid: it has its own task kind (:mod:`.tasks`,
-``moroshko.work``), run by the engine in two parts (:mod:`.plans`: tuning, then the reported
+block-wise trace of a) is not a declarative grid: it has its own task kind (`.tasks`,
+``moroshko.work``), run by the engine in two parts (`.plans`: tuning, then the reported
 runs). Results do not depend on ``jobs``: every run is seeded from its own spec.
 
-Full mode (:data:`FULL_PLAN`, the paper's sizes: 50,000 rounds, 20 seeds) takes a few
-minutes on two cores; quick mode (:data:`QUICK_PLAN`, part of ``noisyfeedback demo``)
+Full mode (`FULL_PLAN`, the paper's sizes: 50,000 rounds, 20 seeds) takes a few
+minutes on two cores; quick mode (`QUICK_PLAN`, part of ``noisyfeedback demo``)
 a few seconds.
 """
 
@@ -58,7 +58,7 @@ PAPER = register_paper(Paper(
 
 
 def run(plan: dict, *, quick: bool, out_dir: Path, jobs: int = 1, progress: Any = True) -> Path:
-    """Run ``plan`` (see :data:`QUICK_PLAN`, :data:`FULL_PLAN`) and write the report into ``out_dir``."""
+    """Run ``plan`` (see `QUICK_PLAN`, `FULL_PLAN`) and write the report into ``out_dir``."""
     return run_paper(PAPER, quick=quick, data_dir=None, out_dir=out_dir, jobs=jobs, progress=progress, plan=plan)
 
 

@@ -281,7 +281,7 @@ def tune_grid(evaluate: Callable[[float, float | None], dict], r_grid: list[floa
               beta_grid: list[float] | None, extend: int = 0) -> list[dict]:
     """The rows ``evaluate(r, β)`` of the paper's grid (r outer, β inner; ``beta_grid`` None: r alone), then
     past a binding edge: while the best row's r (or β) is an edge of every value of that axis tried, the next
-    value past that edge (:func:`~noisyfeedback.lab.grids.next_value`: geometric by the paper's grid's step,
+    value past that edge (`next_value`: geometric by the paper's grid's step,
     kept > 0, to 6 significant digits), at most ``extend`` values per axis. A new value of one axis is tried with every
     value of the other axis tried so far (a whole line), so the values tried stay a full grid and each axis's
     edge is judged against all of them; r first, and the best is found again after each line. With
@@ -320,7 +320,7 @@ def tune_grid(evaluate: Callable[[float, float | None], dict], r_grid: list[floa
 
 
 def tune(task: dict) -> list[dict]:
-    """A ``tune`` task: its rows on the tuning sequence (see :func:`tune_grid`; ``extend``: values past a
+    """A ``tune`` task: its rows on the tuning sequence (see `tune_grid`; ``extend``: values past a
     binding edge, per axis)."""
     return tune_grid(lambda r, b: _tune_row(task, r, b), task["r_grid"],
                      task["beta_grid"] if task.get("tune_beta") else None, int(task.get("extend", 0)))

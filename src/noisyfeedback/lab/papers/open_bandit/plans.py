@@ -42,7 +42,7 @@ def campaign_tasks(plan: dict, data_dir, kind: str, **extra: Any) -> list[dict]:
 
 
 def flip_tasks(plan: dict, data_dir) -> list[dict]:
-    """One task per flip setting (its index seeds its draws, as in :func:`~noisyfeedback.ope.replication.flip_table`)."""
+    """One task per flip setting (its index seeds its draws, as in `flip_table`)."""
     from ...engine import make_task
 
     return [make_task("open_bandit.flips", campaign=plan["flip_campaign"], data=_data(plan), seed=plan["seed"],

@@ -198,7 +198,7 @@ def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: di
 
 
 def sections(results: dict, claims: list, ctx) -> list:
-    """The report's sections (the summary line and the links come from the engine's :func:`run_paper`)."""
+    """The report's sections (the summary line and the links come from the engine's `run_paper`)."""
     from ...report import Section
     from ...recipes import claims_table
 

@@ -1,7 +1,7 @@
-"""open-bandit's task kinds: pure functions task -> rows over :mod:`noisyfeedback.ope.replication`.
+"""open-bandit's task kinds: pure functions task -> rows over `noisyfeedback.ope.replication`.
 
 Every task loads its campaign's problem (the two logs, BTS's action distribution by ``n_sim`` Monte
-Carlo draws); :func:`problem` keeps the last few loaded in the worker process, as the loading is the
+Carlo draws); `problem` keeps the last few loaded in the worker process, as the loading is the
 same for every task of a campaign. BLAS runs single-threaded in a task (many small calls: threads only
 contend, and the numbers do not depend on the machine's thread count).
 """
