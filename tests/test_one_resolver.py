@@ -12,7 +12,7 @@ import noisyfeedback as nf
 from noisyfeedback import build, cli, cli_vw, registry
 from noisyfeedback.datasets import registry as dataset_registry
 from noisyfeedback.lab import ConfigError, plan, validate_config
-from noisyfeedback.service.catalogue import _catalogue_class
+from noisyfeedback.service.catalogue_models import catalogue_class as _catalogue_class
 from noisyfeedback.service.learner import make_learner, servable_learners
 
 runner = CliRunner()

@@ -88,7 +88,7 @@ def read_vw_cb(source: str | os.PathLike | Iterable[str], features: str | None =
 
     >>> log = read_vw_cb("1:0:0.5 |u a b:2\\n\\n2:-1:0.25 |u b |v c:0.5\\n")
     >>> log.actions.tolist(), log.rewards.tolist(), log.propensities.tolist(), log.feature_names
-    ([0, 1], [-0.0, 1.0], [0.5, 0.25], ['u^a', 'u^b', 'v^c'])
+    ([0, 1], [0.0, 1.0], [0.5, 0.25], ['u^a', 'u^b', 'v^c'])
     >>> log.X.toarray().tolist()
     [[1.0, 2.0, 0.0], [0.0, 1.0, 0.5]]
     >>> read_vw_cb("1:0:0.5 | 2:0.5 0:1\\n", n_features=4).X.toarray().tolist()

@@ -451,7 +451,7 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
             raise ValueError(f"the policy gives {K} actions; the log's actions stop at {len(models[0].n) - 1}: pass "
                              "n_actions.")
         dm_extra = None
-        if "dm" in ests and models is not None and interval != "none":
+        if False:  # DM's linearised interval (kept for reference; DM returns none: DM_NOTE)
             S = [_exact_sum(s.parts["S0"]), _exact_sum(s.parts["S1"])]
             T = [_exact_sum(s.parts["T0"]), _exact_sum(s.parts["T1"])]
             r0, r1 = _check_rho(rho0, rho1, K)
@@ -470,10 +470,10 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
     n = int(round(s.total("n")))
     if interval != "none" and n < 2:
         raise ValueError(f"evaluate_log: a {interval!r} interval needs at least 2 logged rows; got {n}.")
-    note_dm = "no interval for DM from this reward model"
-    if not fit_here and "dm" in ests and interval != "none":
-        dm_extra = {"infl": 0.0, "infl2": 0.0, "dm_infl": 0.0, "lo": 0.0, "hi": 0.0}  # held fixed: sampling error
-    return _estimates(s, ests, interval, float(alpha), rates, dm_extra, note_dm)
+    # DM returns no interval, as in memory (its error includes the reward model's bias: DM_NOTE)
+    from .estimators import DM_NOTE
+
+    return _estimates(s, ests, interval, float(alpha), rates, None, DM_NOTE)
 
 
 def _dimension(stats: dict) -> int:
