@@ -12,9 +12,9 @@ STAMP  := $(VENV)/.installed
 # teachers.py (and the solver's compiled loops): test_teachers; oracle.py: test_oracle_bandits;
 # vwtext.py: test_vw_stream;
 # rls.py: test_wrls; validation.py: test_hostile.
-NOJIT_TESTS := tests/test_kernels.py tests/test_simulate.py tests/test_rcnbf.py tests/test_rcine.py \
-	tests/test_feedback.py tests/test_diluted.py tests/test_regression.py tests/test_teachers.py \
-	tests/test_oracle_bandits.py tests/test_wrls.py tests/test_hostile.py tests/test_vw_stream.py
+NOJIT_TESTS := tests/core/test_kernels.py tests/core/test_simulate.py tests/learners/test_rcnbf.py tests/learners/test_rcine.py \
+	tests/core/test_feedback.py tests/learners/test_diluted.py tests/learners/test_regression.py tests/learners/test_teachers.py \
+	tests/learners/test_oracle_bandits.py tests/learners/test_wrls.py tests/core/test_hostile.py tests/core/test_vw_stream.py
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)

@@ -173,7 +173,7 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
 
 
 # ------------------------------------------------------------- numbers against a stored copy
-#: the numbers of tests/test_reproduce_all.py's uninterrupted ``reproduce all --quick`` (its shrunk plans),
+#: the numbers of tests/lab/test_reproduce_all.py's uninterrupted ``reproduce all --quick`` (its shrunk plans),
 #: as written by the code before the lab moved out of the library (tests/data/reproduce_all_numbers.json)
 STORED_NUMBERS = Path(__file__).parent / "data" / "reproduce_all_numbers.json"
 

@@ -99,7 +99,7 @@ def test_parameter_and_compatibility_errors():
 
 
 def test_cli_uses_the_one_registry(monkeypatch):
-    """A learner added to noisyfeedback.registry is a learner of the CLI (no second list in cli.py)."""
+    """A learner added to noisyfeedback.registry is a learner of the CLI (no second list in the CLI)."""
     from noisyfeedback import registry
 
     assert not hasattr(cli, "LEARNERS") and not hasattr(cli, "FEEDBACKS")

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from noisyfeedback.cli import app
-from noisyfeedback.cli_vw import format_distribution
+from noisyfeedback.cli.vw import format_distribution
 from noisyfeedback.datasets import ADFExample, CBLabel, write_vw_adf
 
 runner = CliRunner()

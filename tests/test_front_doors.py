@@ -37,7 +37,7 @@ def _size(name: str) -> list[str]:
     return ["--n-samples", "300"] if registry.dataset_info(name)["kind"] == "generated" else []
 
 
-#: the learners of (X, y) data (the catalogue learners take candidate rounds: tests/test_catalogue_checks.py)
+#: the learners of (X, y) data (the catalogue learners take candidate rounds: tests/learners/test_catalogue_checks.py)
 XY_LEARNERS = [n for n in registry.LEARNERS if registry.learner_tags(registry.resolve_learner(n)).family != "catalogue"]
 
 

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import noisyfeedback as nf
-from noisyfeedback import build, cli, cli_vw, registry
+from noisyfeedback import build, cli, registry
+from noisyfeedback.cli import vw as cli_vw
 from noisyfeedback.datasets import registry as dataset_registry
 from noisyfeedback.lab import ConfigError, plan, validate_config
 from noisyfeedback.service.catalogue_models import catalogue_class as _catalogue_class

@@ -2,7 +2,7 @@
 
 A round touches one row. The kernels handle a row as its non-zeros either way,
 with the same arithmetic in the same order, so the result is bit for bit the same
-(tests/test_simulate.py). What differs is memory traffic: a dense MNIST row is
+(tests/core/test_simulate.py). What differs is memory traffic: a dense MNIST row is
 6.3 kB (784 float64), its non-zeros as CSR about 1.8 kB (int32 column indices), and reading the dense
 row and compacting it was about half of a round (profile in benchmarks/RESULTS.md).
 

@@ -148,7 +148,7 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
 
     BLAS runs on one thread inside a task: a multi-threaded BLAS sums in an order that depends on the
     thread count, which flipped a teacher-flagging decision of dekel2009 between a resumed and an
-    uninterrupted ``reproduce all`` (tests/test_reproduce_all.py). Parallelism is across tasks."""
+    uninterrupted ``reproduce all`` (tests/lab/test_reproduce_all.py). Parallelism is across tasks."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):

@@ -12,7 +12,7 @@ E[f̃ | x, S] = ρ0 + (1 − ρ0 − ρ1)·Σ_{a∈S} P(y = a | x), so the set's
 labels' values. Where it fails: flip rates that depend on the class (ρ0, ρ1 functions of y or of
 the action) or on the context x. Then E[f̃ | x, a] = ρ0(a) + (1 − ρ0(a) − ρ1(a))·P(y = a | x) is no
 longer the same increasing map for every action and can rank a worse action first (a test in
-tests/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then ranks by
+tests/learners/test_oracle_bandits.py builds such a case). Known per-action rates fix it: the policy then ranks by
 c_a = (v_a − ρ0(a))/(1 − ρ0(a) − ρ1(a)) on the raw scale of the mean action, ρ̄0 + (1 − ρ̄0 − ρ̄1)·c_a
 (``rho0``/``rho1`` arrays; ``OracleBandit._correction``); rates equal for every action leave v as it is.
 

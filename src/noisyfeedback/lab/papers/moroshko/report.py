@@ -257,7 +257,7 @@ def _findings(claims: list[Claim], s_single: pd.DataFrame, gap: pd.DataFrame, sy
         f"(unknown v) {1 - syn_row.loc[v_unk, 'ratio to noisy NLMS']:+.0%}.",
         "**'one sample and pred' with unknown variance is NLMS with half the step.** With y ≈ (ỹ + ŷ)/2 and "
         "v ≈ (ỹ − ŷ)²/4, v/(y − ŷ)² = 1 and eq. (5) gives α = r/(2r + ‖x‖²), so the update is "
-        "(ỹ − ŷ)x/(2(r + ‖x‖²)) whatever the noise (tested in `tests/test_regression.py`). On i.i.d. "
+        "(ỹ − ŷ)x/(2(r + ‖x‖²)) whatever the noise (tested in `tests/learners/test_regression.py`). On i.i.d. "
         "inputs with ‖x‖² ≈ d an NLMS with a larger r makes nearly the same steps, so once both are tuned it "
         "cannot do clearly better than NLMS; where ‖x‖² varies a lot (the speech substitute's pauses) the two "
         "differ and it helps.",

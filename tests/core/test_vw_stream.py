@@ -15,7 +15,7 @@ from noisyfeedback.datasets import vw_stream
 from noisyfeedback.datasets.vw_adf import detect_vw_format, read_vw_adf, read_vw_cb_as_adf, read_vw_ccb
 from noisyfeedback.datasets.vw_stream import count_vw, stream_vw
 
-DATA = Path(__file__).parent / "data" / "vw"
+DATA = Path(__file__).resolve().parents[1] / "data" / "vw"
 CB_ADF = ["cb_adf_sm.data", "cb_test.ldf", "cb_test_medium.ldf", "cb_test_non_binary_costs.ldf",
           "cb_test_nonewline.ldf", "cb_test_with_empty_shared_feature.ldf", "cb_features_w_zero_vals.dat",
           "cb_load.dat"]

@@ -45,9 +45,9 @@ from rich.table import Table
 
 import noisyfeedback as nf
 
-from . import build, registry
-from .build import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
-from ._io import atomic_write_text, dumps
+from .. import build, registry
+from ..build import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
+from .._io import atomic_write_text, dumps
 
 __all__ = ["app", "DEFAULT_FEEDBACK"]
 
@@ -423,7 +423,7 @@ def demo(
 ) -> None:
     """Run the built-in demo and write a Markdown + HTML report (learning curves, error tables)."""
     with _lab_extra("demo"):
-        from .lab import commands
+        from ..lab import commands
 
     t0 = time.perf_counter()
     with _user_errors():
@@ -454,8 +454,8 @@ def run(
 ) -> None:
     """Run a sweep from a TOML config; finished tasks are kept, so a killed run resumes."""
     with _lab_extra("run"):
-        from .lab.commands import results_table
-        from .lab.runner import run_config
+        from ..lab.commands import results_table
+        from ..lab.runner import run_config
 
     with _user_errors():
         if jobs != 1 and scheduler:
@@ -472,7 +472,7 @@ def plot(
 ) -> None:
     """Learning-curve (and parameter-sweep) figures from a results table."""
     with _lab_extra("plot"):
-        from .lab.figures import plot_results
+        from ..lab.figures import plot_results
 
     with _user_errors():
         paths = plot_results(results, out)
@@ -490,7 +490,7 @@ def reproduce(
 ) -> None:
     """Rerun a paper's experiments and write DIR/index.html (and index.md) with its figures and tables."""
     with _lab_extra("reproduce"):
-        from .lab.recipes import RecipeError, reproduce as run_recipe
+        from ..lab.recipes import RecipeError, reproduce as run_recipe
 
     with _user_errors():
         try:
@@ -500,10 +500,10 @@ def reproduce(
     console.print(f"Report written to [bold]{escape(str(Path(path).resolve()))}[/]", soft_wrap=True)
 
 
-from .service.cli import register as _register_service  # noqa: E402  (serve, keys create, export-log)
+from ..service.cli import register as _register_service  # noqa: E402  (serve, keys create, export-log)
 
 _register_service(app)
-from .cli_vw import register as _register_vw  # noqa: E402  (train, predict, evaluate on VW text files)
+from .vw import register as _register_vw  # noqa: E402  (train, predict, evaluate on VW text files)
 _register_vw(app)
 
 if __name__ == "__main__":  # pragma: no cover

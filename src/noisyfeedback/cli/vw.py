@@ -67,13 +67,13 @@ def _warn(msg: str) -> None:
 
 
 def _params(items: list[str] | None) -> dict[str, Any]:
-    from .build import parse_params
+    from ..build import parse_params
 
     return parse_params(items, "--param")
 
 
 def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
-    from . import build
+    from .. import build
 
     try:  # a catalogue learner, also by the name of its index counterpart (SquareCB)
         cls = build.catalogue_learner_class(name)
@@ -86,7 +86,7 @@ def _learner(name: str, params: dict[str, Any], rho0: float, rho1: float):
 
 def to_rounds(examples):
     """CandidateRounds (hashed features) of ADF or CCB examples (their shared and action features)."""
-    from .catalogue import CandidateRounds
+    from ..catalogue import CandidateRounds
 
     return CandidateRounds.from_features([e.shared for e in examples], [e.actions for e in examples])
 
@@ -135,8 +135,8 @@ def _check_finite(lrn, where: str) -> None:
 
 def _load(model: Path):
     """(learner, record) of a model written by ``train``; anything else is refused naming the file."""
-    from .base import load
-    from .learners.catalogue._base import CatalogueOracle
+    from ..base import load
+    from ..learners.catalogue._base import CatalogueOracle
 
     meta_file = _meta_path(model)
     if not model.is_file():
@@ -205,11 +205,11 @@ class _Progress:
 
 
 def _chunks(data: Path, fmt: str | None, n_actions: int | None, chunk_rows: int):
-    from .datasets.vw_stream import stream_vw
+    from ..datasets.vw_stream import stream_vw
 
     if fmt not in (None, "cb", "cb_adf", "ccb"):
         raise _UserError(f"--format must be cb, cb_adf or ccb; got {fmt!r}.")
-    from .datasets.vw_stream import detect_format
+    from ..datasets.vw_stream import detect_format
 
     fmt = detect_format(data) if fmt is None else fmt
     return fmt, (lambda: stream_vw(data, fmt, chunk_rows=chunk_rows, n_actions=n_actions))
@@ -251,8 +251,8 @@ def _ccb_part(chunk, n_slots: int, where: str):
 def _drop_candidates(rounds, drop: np.ndarray):
     """The rounds without one candidate each (``drop``: its position in each round), and the map from the
     new flat item rows to the old ones."""
-    from .catalogue import CandidateRounds
-    from .hashing import HashedRows
+    from ..catalogue import CandidateRounds
+    from ..hashing import HashedRows
 
     o = rounds.offsets
     keep = np.ones(rounds.n_candidates, bool)
@@ -336,7 +336,7 @@ def train(
         fmt, chunks = _chunks(data, fmt, actions, chunk_rows)
         K = None
         if fmt == "cb":
-            from .datasets.vw_stream import cb_actions
+            from ..datasets.vw_stream import cb_actions
 
             K = actions if actions is not None else cb_actions(data)
             fmt, chunks = _chunks(data, fmt, K, chunk_rows)
@@ -494,7 +494,7 @@ def _estimates(S: _Sums, alpha: float, r0: float, r1: float) -> dict:
     v = (w·h, w, DM, w·(h − q̂), h) per round; normal intervals (delta method for the ratios)."""
     from statistics import NormalDist
 
-    from .ope import Estimate
+    from ..ope import Estimate
 
     n = S.n
     z = NormalDist().inv_cdf(1 - alpha / 2)

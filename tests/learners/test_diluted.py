@@ -306,7 +306,7 @@ def test_mcdbf_act_then_learn_equals_simulate(rng, m):
 
 # ------------------------------------------------- compiled loop vs Python loop
 def python_loop(learner, X, y, channel, n_rounds, seed):
-    """Public predict/predict_set/act/respond/learn, one round at a time (as tests/test_simulate.py)."""
+    """Public predict/predict_set/act/respond/learn, one round at a time (as tests/core/test_simulate.py)."""
     rng_order, rng_feedback, _ = simulation_streams(seed)
     order = round_order(X.shape[0], n_rounds, rng_order)
     mistakes, miss = np.empty(n_rounds, np.int64), np.empty(n_rounds)

@@ -11,7 +11,7 @@ import pytest
 
 from noisyfeedback.lab.report import CONTENTS_MIN_SECTIONS, Section, _anchor, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted(p for p in (ROOT / "reports").iterdir() if (p / "index.md").is_file())
 
 

@@ -32,7 +32,7 @@ from noisyfeedback.lab import (
     validate_config,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 #: columns that depend on the machine and the moment
 VOLATILE = ["wall_time", "loop_time", "finished_at"]
