@@ -23,8 +23,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import noisyfeedback as nf  # noqa: E402
 from recommend import SETTINGS, load  # noqa: E402
+
+import noisyfeedback as nf  # noqa: E402
 
 
 def rows(data_dir, names, rounds: int) -> list[dict]:

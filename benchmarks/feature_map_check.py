@@ -27,10 +27,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from recommend import RCNBF_GAMMAS, SETTINGS, load, tuned  # noqa: E402
+
 import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.kernels.features import quadratic_dimension, quadratic_rows  # noqa: E402
 from noisyfeedback.learners._linear import finite_scale_rows  # noqa: E402
-from recommend import RCNBF_GAMMAS, SETTINGS, load, tuned  # noqa: E402
 
 
 def quadratic_features(X) -> np.ndarray:

@@ -33,8 +33,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import noisyfeedback as nf  # noqa: E402
 import peers  # noqa: E402
+
+import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.lab.grids import extend_grid  # noqa: E402
 from noisyfeedback.learners.bandit._oracle import AUTO_QUADRATIC_MAX_FEATURES, AUTO_RIDGE_MAX_FEATURES  # noqa: E402
 from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402

@@ -32,8 +32,9 @@ import scipy.sparse as sp  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import noisyfeedback as nf  # noqa: E402
 import peers  # noqa: E402
+
+import noisyfeedback as nf  # noqa: E402
 
 #: bandit multiclass on the MNIST-shaped dense stream: ours vs VW --cbify (same rows, same γ)
 BANDIT = [

@@ -43,8 +43,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import noisyfeedback as nf  # noqa: E402
-from noisyfeedback.datasets.regression import channel_equalization, hammer_variance, ors_synthetic  # noqa: E402
-from noisyfeedback.datasets.regression import speech_substitute  # noqa: E402
+from noisyfeedback.datasets.regression import (  # noqa: E402
+    channel_equalization,
+    hammer_variance,
+    ors_synthetic,
+    speech_substitute,  # noqa: E402
+)
 
 R_GRID = [float(round(10.0 ** e, 6)) for e in np.arange(-2, 4 + 1e-9, 0.25)]
 LAM_GRID = [3e-1, 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4]
@@ -165,9 +169,10 @@ AUTO_RULES = [("leader", d) for d in (1.0, 0.9995, 0.999, 0.998, 0.995, 0.99, 0.
 def member_predictions(rs, rule, X, y, ch, sim_seed: int):
     """Each fixed-r member's prediction a round (rows in order, one label a round drawn as nf.simulate does):
     (P (n, members), labels (n,))."""
+    from numba import njit
+
     from noisyfeedback.kernels.regression import ors_coef, row_dot  # the kernels' own update
     from noisyfeedback.simulate import simulation_streams
-    from numba import njit
 
     @njit(cache=False)
     def run(W, rs, X, y, v, z, rule, P):
@@ -216,9 +221,9 @@ def auto_rule_mse(P, labels, y, kind: str, par: float) -> float:
 def regression_auto_rules(rows: list[dict]) -> None:
     """The choice of r="auto"'s grid and rule on the tuning sequences (data seed 999) at both sizes: each rule's
     online MSE over the best fixed r of R_GRID on the same sequence."""
-    from noisyfeedback.learners.regression.ors import SCALINGS
-
     import pandas as pd
+
+    from noisyfeedback.learners.regression.ors import SCALINGS
 
     codes = {"NLMS": SCALINGS["none"], "ORS": SCALINGS["one_sample_pred"]}
     for sizes_name, sizes in (("quick", QUICK_SIZES), ("full", FULL_SIZES)):
@@ -352,9 +357,9 @@ def teachers_full(rows: list[dict], data_dir, n_splits: int) -> list[dict]:
     """``TeacherSGD()`` against the best (lam, eps) of the grid on the full dekel2009 reproduction's data and
     protocol: MNIST classes 3, 5, 8, 9 (every pair), the whole training half, 100 random teachers, k evil
     ones for every k of the paper; the quick reproduction's (digits, 20 teachers) is the "tune" part above."""
-    from noisyfeedback.lab.papers.dekel2009.plans import FULL_PLAN, PAPER_K
-
     import pandas as pd
+
+    from noisyfeedback.lab.papers.dekel2009.plans import FULL_PLAN, PAPER_K
 
     grid_errors(rows, "full", "mnist", teacher_problems("mnist", data_dir, n_splits, None,
                                                          FULL_PLAN["n_teachers"], PAPER_K))

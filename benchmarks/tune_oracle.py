@@ -16,7 +16,6 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
 
 import noisyfeedback as nf  # noqa: E402
 

@@ -26,10 +26,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import noisyfeedback as nf  # noqa: E402
 import peers  # noqa: E402
-from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 from recommend import load  # noqa: E402
+
+import noisyfeedback as nf  # noqa: E402
+from noisyfeedback.simulate import round_order, simulation_streams  # noqa: E402
 
 _CELL = re.compile(r"([0-9.]+) \(`([^`]*)`\)")
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from import_graph import find_cycles, import_graph, unresolved_imports
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 

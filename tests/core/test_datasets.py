@@ -16,7 +16,6 @@ import pytest
 import scipy.sparse as sp
 
 import noisyfeedback as nf
-from noisyfeedback.datasets import loaders
 
 D = nf.datasets
 

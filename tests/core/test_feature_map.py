@@ -3,16 +3,15 @@ its reference twin, the rule of "auto", simulate against the plain act/learn loo
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
-import noisyfeedback as nf
 import reference as ref
-from noisyfeedback.kernels.features import quadratic_dimension, quadratic_rows
-from noisyfeedback.learners._linear import finite_scale_rows
-from noisyfeedback.learners.bandit._oracle import (AUTO_QUADRATIC_MAX_FEATURES, AUTO_RIDGE_MAX_FEATURES,
-                                                   resolve_features)
+import scipy.sparse as sp
 from test_simulate import python_loop
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
+
+import noisyfeedback as nf
+from noisyfeedback.kernels.features import quadratic_dimension, quadratic_rows
+from noisyfeedback.learners._linear import finite_scale_rows
+from noisyfeedback.learners.bandit._oracle import AUTO_QUADRATIC_MAX_FEATURES, AUTO_RIDGE_MAX_FEATURES, resolve_features
 
 T = AUTO_QUADRATIC_MAX_FEATURES
 

@@ -3,21 +3,18 @@ parameters changed after fitting, damaged results stores and data files, sizes t
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from reference import csr_first_bad_row as ref_csr_first_bad_row
+from reference import csr_is_canonical as ref_csr_is_canonical
 
 import noisyfeedback as nf
 from noisyfeedback._validation import check_X
-
-from reference import csr_first_bad_row as ref_csr_first_bad_row
-from reference import csr_is_canonical as ref_csr_is_canonical
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -7,10 +7,10 @@ real-valued data is compared within the tolerances of tests/tolerances.py.
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
 import reference as ref
+import scipy.sparse as sp
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
+
 from noisyfeedback.kernels.bandit import RULE_BANDITRON, RULE_BPA, bandit_act, bandit_learn, bandit_simulate
 from noisyfeedback.kernels.channels import confusion_label, flip
 from noisyfeedback.kernels.linear import (

@@ -7,8 +7,12 @@ import scipy.sparse as sp
 
 import noisyfeedback as nf
 from noisyfeedback.datasets import read_log, read_vw_cb, write_log, write_vw_cb
-from noisyfeedback.datasets.open_bandit import bts_action_distribution, load_open_bandit, read_prior_bts, \
-    write_open_bandit_csv
+from noisyfeedback.datasets.open_bandit import (
+    bts_action_distribution,
+    load_open_bandit,
+    read_prior_bts,
+    write_open_bandit_csv,
+)
 
 
 def _random_log(n=40, d=7, K=5, seed=0):

@@ -6,11 +6,10 @@ import json
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
+from test_learner_checks import problem
 
 import noisyfeedback as nf
 from noisyfeedback import registry
-
-from test_learner_checks import problem
 
 
 def fitted(name, params):

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import JIT_DISABLED
 
 import noisyfeedback as nf
-from conftest import JIT_DISABLED
 from noisyfeedback.simulate import round_order, simulation_streams
 
 ROUNDS = 3_000 if JIT_DISABLED else 100_000

@@ -7,8 +7,18 @@ import gzip
 import numpy as np
 import pytest
 
-from noisyfeedback.datasets import (ADFExample, CBLabel, CCBExample, CCBOutcome, CCBSlot, detect_vw_format,
-                                    read_vw_adf, read_vw_ccb, write_vw_adf, write_vw_ccb)
+from noisyfeedback.datasets import (
+    ADFExample,
+    CBLabel,
+    CCBExample,
+    CCBOutcome,
+    CCBSlot,
+    detect_vw_format,
+    read_vw_adf,
+    read_vw_ccb,
+    write_vw_adf,
+    write_vw_ccb,
+)
 from noisyfeedback.datasets.vw_adf import adf_lines, ccb_lines
 
 NAMESPACES = [" ", "User", "Action", "u", "Slot", "x_1"]

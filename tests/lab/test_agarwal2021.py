@@ -9,7 +9,6 @@ import noisyfeedback as nf
 from noisyfeedback.lab import reproduce
 from noisyfeedback.lab.papers import agarwal2021 as recipe
 
-
 #: the quick plan, shrunk for the tests
 SMALL = {**recipe.QUICK_PLAN,
          "datasets": [{"name": "synsep", "n_samples": 1_000, "seed": 0, "label": "SynSep"}],

@@ -7,11 +7,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from report_checks import checked_images
 
 from noisyfeedback.lab import read_results, recipe_names, reproduce
 from noisyfeedback.lab.papers import batra2021 as batra
-from report_checks import checked_images
-
 
 #: the quick plan, shrunk for the test (the real quick mode runs 30,000 rounds; see batra.QUICK_PLAN)
 TEST_PLAN = {

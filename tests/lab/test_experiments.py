@@ -394,7 +394,7 @@ def test_reproduce_all_writes_an_index_linking_every_recipe(tmp_path, monkeypatc
     """'all' runs every registered recipe (here: the example and a second, tiny one; the paper
     recipes have tests of their own) and links each report from one index."""
     from noisyfeedback.lab import recipes as rec
-    from noisyfeedback.lab.report import Section, write_report
+    from noisyfeedback.lab.report import Section
 
     rec._load_builtin()
     monkeypatch.setattr(rec, "_load_builtin", lambda: None)

@@ -9,12 +9,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from report_checks import checked_images
 
 from noisyfeedback.lab import recipe_names, reproduce
 from noisyfeedback.lab.papers import louche2015 as louche
 from noisyfeedback.learners.label_noise.uma import UMA
-from report_checks import checked_images
-
 
 #: the quick plan, shrunk for the test (see louche.QUICK_PLAN for the real quick mode)
 TEST_PLAN = {

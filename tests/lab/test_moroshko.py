@@ -8,12 +8,12 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import JIT_DISABLED
+from report_checks import checked_images
 
 import noisyfeedback as nf
-from conftest import JIT_DISABLED
 from noisyfeedback.lab import recipe_names, reproduce
 from noisyfeedback.lab.papers import moroshko as mo
-from report_checks import checked_images
 
 #: the quick plan, shrunk further for the test (see mo.QUICK_PLAN for the demo's sizes)
 TEST_PLAN = {

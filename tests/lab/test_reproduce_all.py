@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import re
 
-from recipe_resume import (all_killed_then_resumed, assert_numbers_as_stored, assert_same_numbers, restore_recipes,
-                           small_recipes)
+from recipe_resume import (
+    all_killed_then_resumed,
+    assert_numbers_as_stored,
+    assert_same_numbers,
+    restore_recipes,
+    small_recipes,
+)
 from test_agarwal2021 import SMALL as AGARWAL
 from test_batra2021 import TEST_PLAN as BATRA
 from test_dekel2009 import TEST_PLAN as DEKEL

@@ -5,8 +5,12 @@ import numpy as np
 import pytest
 
 import noisyfeedback as nf
-from noisyfeedback.learners.bandit._oracle import (AUTO_RIDGE_MAX_FEATURES, mapped_dimension, resolve_features,
-                                                   resolve_oracle)
+from noisyfeedback.learners.bandit._oracle import (
+    AUTO_RIDGE_MAX_FEATURES,
+    mapped_dimension,
+    resolve_features,
+    resolve_oracle,
+)
 
 T = AUTO_RIDGE_MAX_FEATURES
 

@@ -3,17 +3,16 @@ equivalence with the index learners on one-hot candidates, simulate vs the Pytho
 
 import numpy as np
 import pytest
+import reference_catalogue as ref
 import scipy.sparse as sp
+from tolerances import KERNEL_ATOL, KERNEL_RTOL
 
 import noisyfeedback as nf
 from noisyfeedback.catalogue import CandidateRounds, CandidateStream
 from noisyfeedback.datasets.ranking import multiclass_candidates, ranking_stream
-from noisyfeedback.hashing import FeatureHasher, HashedRows, feature_hash, namespace_hash, normalise_features
+from noisyfeedback.hashing import FeatureHasher, feature_hash, namespace_hash, normalise_features
 from noisyfeedback.learners.catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB
 from noisyfeedback.simulate import simulate_catalogue
-
-import reference_catalogue as ref
-from tolerances import KERNEL_ATOL, KERNEL_RTOL
 
 
 # ------------------------------------------------------------------ hashing

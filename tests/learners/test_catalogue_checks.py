@@ -6,13 +6,12 @@ import inspect
 
 import numpy as np
 import pytest
+from test_learner_checks import all_constraints, invalid_values
 
 import noisyfeedback as nf
 from noisyfeedback import checks
 from noisyfeedback.catalogue import CandidateRounds
 from noisyfeedback.datasets.ranking import ranking_stream
-
-from test_learner_checks import all_constraints, invalid_values
 
 CATALOGUE = sorted((c for c in checks.registered_learners().values()
                     if issubclass(c, nf.Learner) and c.feedback_kind == "catalogue"), key=lambda c: c.__name__)

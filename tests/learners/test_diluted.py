@@ -6,12 +6,12 @@ from math import comb
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
-import noisyfeedback as nf
 import reference as ref
+import scipy.sparse as sp
 from conftest import JIT_DISABLED
 from tolerances import EXACT_ATOL, EXACT_RTOL
+
+import noisyfeedback as nf
 from noisyfeedback.kernels.diluted import (
     draw_set,
     mcdbf_act,

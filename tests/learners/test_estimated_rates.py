@@ -4,9 +4,9 @@ the learner has no anchors and where the rates are the same for every action."""
 
 import numpy as np
 import pytest
+from conftest import JIT_DISABLED
 
 import noisyfeedback as nf
-from conftest import JIT_DISABLED
 
 #: 100,000-round simulations: minutes without the JIT (the Python loop equality below runs either way)
 slow_without_jit = pytest.mark.skipif(JIT_DISABLED, reason="100,000 rounds in pure Python")

@@ -4,17 +4,26 @@ import itertools
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
-import noisyfeedback as nf
 import reference as ref
-from noisyfeedback.kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, POLICY_EPSILON,
-                                          POLICY_IGW,
-                                          label_order, oracle_simulate, policy, row_sqnorms, set_probability,
-                                          systematic_sample)
-from noisyfeedback.learners._linear import check_rewards, kernel_view
+import scipy.sparse as sp
 from test_simulate import python_loop
 from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
+
+import noisyfeedback as nf
+from noisyfeedback.kernels.oracle import (
+    ORACLE_ADAGRAD,
+    ORACLE_NORMALIZED,
+    ORACLE_RIDGE,
+    POLICY_EPSILON,
+    POLICY_IGW,
+    label_order,
+    oracle_simulate,
+    policy,
+    row_sqnorms,
+    set_probability,
+    systematic_sample,
+)
+from noisyfeedback.learners._linear import check_rewards, kernel_view
 
 KINDS = {"epsilon": POLICY_EPSILON, "igw": POLICY_IGW}
 ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}

@@ -9,9 +9,9 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from conftest import JIT_DISABLED
 
 import noisyfeedback as nf
-from conftest import JIT_DISABLED
 from noisyfeedback.kernels.diluted import set_estimate
 from noisyfeedback.simulate import round_order, simulation_streams
 

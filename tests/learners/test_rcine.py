@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-
-import noisyfeedback as nf
 from conftest import JIT_DISABLED
 from test_simulate import python_loop
+
+import noisyfeedback as nf
 
 
 @pytest.fixture(scope="module")

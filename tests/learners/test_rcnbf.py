@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-
-import noisyfeedback as nf
 from conftest import JIT_DISABLED
 from tolerances import EXACT_ATOL, EXACT_RTOL
+
+import noisyfeedback as nf
 from noisyfeedback.kernels.bandit import RULE_BANDITRON, bandit_learn
 from noisyfeedback.learners._linear import kernel_view
 

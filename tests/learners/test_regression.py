@@ -3,12 +3,12 @@ simulate vs the plain-Python loop, label budgets, noise schedules, data generato
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-
-import noisyfeedback as nf
 import reference as ref
+import scipy.sparse as sp
 from conftest import JIT_DISABLED
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
+
+import noisyfeedback as nf
 from noisyfeedback.datasets.regression import (
     channel_equalization,
     hammer_variance,

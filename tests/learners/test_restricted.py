@@ -9,10 +9,10 @@ import copy
 
 import numpy as np
 import pytest
+from reference import restricted_draw_reference as service_draw
 
 import noisyfeedback as nf
 from noisyfeedback.learners._linear import action_mask, restricted_draw
-from reference import restricted_draw_reference as service_draw
 
 K, D = 6, 5
 

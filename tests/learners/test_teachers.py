@@ -10,13 +10,13 @@ import inspect
 
 import numpy as np
 import pytest
+import reference
 import scipy.sparse as sp
+from conftest import JIT_DISABLED
 from sklearn.exceptions import NotFittedError
+from tolerances import KERNEL_ATOL, KERNEL_RTOL
 
 import noisyfeedback as nf
-import reference
-from conftest import JIT_DISABLED
-from tolerances import KERNEL_ATOL, KERNEL_RTOL
 from noisyfeedback._validation import AnySeed, Integer, Interval, OneOf, Options
 from noisyfeedback.datasets.teachers import flip_evil, random_teachers, topic_teachers
 from noisyfeedback.kernels.teachers import dcd_epoch

@@ -14,6 +14,7 @@ from noisyfeedback._validation import AnySeed, Integer, Interval, OneOf, Options
 from noisyfeedback.base import make_rng
 from noisyfeedback.datasets.uma_toy import uma_toy
 from noisyfeedback.feedback import ConfusionNoise
+from noisyfeedback.learners.label_noise.rough import estimate_confusion_from_clean, pseudo_label
 from noisyfeedback.learners.label_noise.uma import (
     UMA,
     make_kernel_uma,
@@ -22,7 +23,6 @@ from noisyfeedback.learners.label_noise.uma import (
     update_vectors,
 )
 from noisyfeedback.metrics import confusion_rate, error_rate
-from noisyfeedback.learners.label_noise.rough import estimate_confusion_from_clean, pseudo_label
 from noisyfeedback.noise.confusion import (
     confident_joint_noise_matrix,
     confusion_counts,

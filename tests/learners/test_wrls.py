@@ -2,11 +2,10 @@
 
 import numpy as np
 import pytest
+from reference import wrls_run
 
 import noisyfeedback as nf
 from noisyfeedback.datasets.regression import ors_synthetic
-
-from reference import wrls_run
 
 
 def _data(n=60, d=5, seed=0):
@@ -85,7 +84,7 @@ def test_simulate_equals_plain_python_loop_bit_for_bit():
         a = nf.WeightedRLS(**params)
         tr = nf.simulate(a, X, y, noise, n_rounds=500, seed=2)
         b = nf.WeightedRLS(**params)
-        from noisyfeedback.simulate import simulation_streams, RoundOrder
+        from noisyfeedback.simulate import RoundOrder, simulation_streams
 
         rng_order, rng_fb, ss_learner = simulation_streams(2)
         b._init_state(X.shape[1], ss_learner)

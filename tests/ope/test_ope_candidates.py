@@ -8,12 +8,11 @@ import math
 
 import numpy as np
 import pytest
+import reference_ope as ref
+from tolerances import EXACT_ATOL, EXACT_RTOL
 
 import noisyfeedback as nf
 from noisyfeedback.ope import evaluate_candidates, pseudoinverse, sequential_slate_moments, slot_ips
-
-import reference_ope as ref
-from tolerances import EXACT_ATOL, EXACT_RTOL
 
 # ------------------------------------------------------------------ a small world with a known value
 Q = np.array([[0.1, 0.5, 0.8], [0.6, 0.3, 0.2]])          # click probability of (context, item type)

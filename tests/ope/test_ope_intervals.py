@@ -16,7 +16,7 @@ import pytest
 
 import noisyfeedback as nf
 from noisyfeedback.ope import evaluate, noise_correct
-from noisyfeedback.ope.estimators import DM_NOTE, _reward_predictions
+from noisyfeedback.ope.estimators import DM_NOTE
 
 # ------------------------------------------------------------ per-action h, exact enumeration
 PX = np.array([0.5, 0.3, 0.2])

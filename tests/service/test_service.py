@@ -2,7 +2,6 @@
 (each 422 naming its field, nothing written), rewards (late, duplicate, conflicting, unknown), apprentice
 mode, metrics, export, off-policy evaluation."""
 
-import json
 import sqlite3
 import sys
 import warnings
@@ -17,7 +16,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.service import ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402
 

@@ -23,7 +23,6 @@ with warnings.catch_warnings():
 
 from typer.testing import CliRunner  # noqa: E402
 
-import noisyfeedback as nf  # noqa: E402
 from noisyfeedback.cli import app as cli  # noqa: E402
 from noisyfeedback.service import Engine, ServiceConfig, create_app  # noqa: E402
 from noisyfeedback.service.auth import create_key  # noqa: E402

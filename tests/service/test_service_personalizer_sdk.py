@@ -19,15 +19,13 @@ pz_current = pytest.importorskip("azure.ai.personalizer")
 pytest.importorskip("azure.cognitiveservices.personalizer")
 
 from azure.cognitiveservices.personalizer import PersonalizerClient as LegacyClient  # noqa: E402
-from azure.cognitiveservices.personalizer.models import (ErrorResponseException, RankableAction,  # noqa: E402
-                                                         RankRequest)
+from azure.cognitiveservices.personalizer.models import ErrorResponseException, RankableAction, RankRequest  # noqa: E402
 from azure.core.credentials import AzureKeyCredential  # noqa: E402
 from azure.core.exceptions import HttpResponseError  # noqa: E402
 from msrest.authentication import CognitiveServicesCredentials  # noqa: E402
 from msrest.exceptions import HttpOperationError  # noqa: E402
 
 from noisyfeedback.service.auth import create_key  # noqa: E402
-
 
 
 def free_port() -> int:

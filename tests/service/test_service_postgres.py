@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from pg_cluster import cluster
 
 pytest.importorskip("fastapi")

@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from pg_cluster import cluster, new_database, restart
 
 pytest.importorskip("fastapi")
@@ -228,8 +227,7 @@ def catalogue_config(dsn, snapshots, replica, n_slots=1):
 def catalogue_replay(dsn, n_slots=1):
     """A fresh catalogue learner that learns every logged reward in seq order in one call, from the hashed
     rounds the log keeps (decoded here, not through the service's learning code)."""
-    from noisyfeedback.service.catalogue import decode_round, rounds_of
-    from noisyfeedback.service.catalogue import make_catalogue_learner
+    from noisyfeedback.service.catalogue import decode_round, make_catalogue_learner, rounds_of
 
     fresh = make_catalogue_learner(catalogue_config(dsn, None, None, n_slots))
     st = open_storage(dsn, create=False)

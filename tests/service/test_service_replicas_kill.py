@@ -20,7 +20,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
 from pg_cluster import cluster, new_database
 
 httpx = pytest.importorskip("httpx")

@@ -46,8 +46,8 @@ from rich.table import Table
 import noisyfeedback as nf
 
 from .. import build, registry
-from ..build import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 from .._io import atomic_write_text, dumps
+from ..build import parse_params  # noqa: F401  (the CLI's NAME=VALUE flags)
 
 __all__ = ["app", "DEFAULT_FEEDBACK"]
 
@@ -490,7 +490,8 @@ def reproduce(
 ) -> None:
     """Rerun a paper's experiments and write DIR/index.html (and index.md) with its figures and tables."""
     with _lab_extra("reproduce"):
-        from ..lab.recipes import RecipeError, reproduce as run_recipe
+        from ..lab.recipes import RecipeError
+        from ..lab.recipes import reproduce as run_recipe
 
     with _user_errors():
         try:
@@ -504,6 +505,7 @@ from ..service.cli import register as _register_service  # noqa: E402  (serve, k
 
 _register_service(app)
 from .vw import register as _register_vw  # noqa: E402  (train, predict, evaluate on VW text files)
+
 _register_vw(app)
 
 if __name__ == "__main__":  # pragma: no cover

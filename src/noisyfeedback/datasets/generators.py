@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import AnySeed, Integer, check_param, check_memory
+from .._validation import AnySeed, Integer, check_memory, check_param
 from ..base import make_rng
 from ._common import _normalize_inplace
 

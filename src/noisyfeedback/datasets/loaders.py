@@ -21,7 +21,6 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
-import io
 import lzma
 import math
 import os

@@ -25,9 +25,9 @@ import scipy.sparse as sp
 
 from .._names import UnknownName, key, suggest
 from . import bundled, generators, loaders
+from ._common import ENV_VAR, _dedupe, _normalize_inplace, check_split, data_dirs, normalize_rows  # noqa: F401
 from .regression import channel_equalization, ors_synthetic, speech_substitute
 from .uma_toy import uma_toy as _uma_toy
-from ._common import ENV_VAR, _dedupe, _normalize_inplace, check_split, data_dirs, normalize_rows  # noqa: F401
 
 __all__ = ["load", "catalog", "data_dirs", "locate", "known_names", "ENV_VAR"]
 

@@ -23,8 +23,18 @@ from numba import njit
 
 from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
 from .channels import flip, rate_at
-from .linear import (PREFETCH_AHEAD, add_row, add_sub_rows, add_sub_rows_coded, argmax_first, epsilon_greedy_draw,
-                     fetch_row, prefetch_csr_row, row_scores, row_scores_coded)
+from .linear import (
+    PREFETCH_AHEAD,
+    add_row,
+    add_sub_rows,
+    add_sub_rows_coded,
+    argmax_first,
+    epsilon_greedy_draw,
+    fetch_row,
+    prefetch_csr_row,
+    row_scores,
+    row_scores_coded,
+)
 
 RULE_BANDITRON = 0
 RULE_BPA = 1

@@ -52,7 +52,7 @@ from .channels import flip, set_rate_array
 
 # The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
 # (a call passes every array as a struct of its pointer, shape and strides).
-from .linear import PREFETCH_AHEAD, argmax_first, adagrad4, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
+from .linear import PREFETCH_AHEAD, adagrad4, argmax_first, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
 
 _NO_CODES = np.zeros(0, np.uint8)
 _NO_VALUES = np.zeros(0, np.float64)

@@ -34,8 +34,7 @@ import numpy as np
 from numba import njit
 
 from .linear import fetch_row
-from .regression import (STRATEGY_ALL, STRATEGY_AUTO_TUNED, gaussian_labels, n_labels_for_round, row_dot,
-                         tune_a)
+from .regression import STRATEGY_ALL, STRATEGY_AUTO_TUNED, gaussian_labels, n_labels_for_round, row_dot, tune_a
 
 VAR_KNOWN = 0
 VAR_NONE = 1

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import build, registry
 from .config import (
     ConfigError,
     ExperimentConfig,
@@ -33,7 +34,6 @@ from .config import (
     format_path,
     stable_hash,
 )
-from .. import build, registry
 from .engine import KINDS  # the sweep's kinds are registered by .tasks, imported with the package
 
 __all__ = [

@@ -310,8 +310,8 @@ def register_paper(paper: Paper) -> Paper:
 def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, progress: Any = True,
               plan: dict | None = None) -> Path:
     """Run a declared paper (its plan, or ``plan``) through the engine and write its report."""
-    from .report import Section, write_report
     from .engine import Engine
+    from .report import Section, write_report
 
     out_dir = Path(out_dir)
     plan = paper.plan(quick, data_dir) if plan is None else plan
@@ -373,8 +373,8 @@ def _example_claims(df: pd.DataFrame, ctx: Context) -> list[Claim]:
 
 
 def _example_sections(df: pd.DataFrame, claims: list[Claim], ctx: Context) -> list:
-    from .report import Section
     from . import figures
+    from .report import Section
 
     plan = ctx.plan
     n_samples, n_rounds = plan["datasets"][0]["n_samples"], plan["n_rounds"]

@@ -29,7 +29,6 @@ import os
 import re
 import time
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
 

@@ -31,13 +31,13 @@ import datetime as _dt
 import functools
 import json
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from ..build import BuildError, build_learner, n_classes_of
 from .config import canonical_json, stable_hash
 from .engine import KINDS, register_task_kind, task_kind
-from ..build import BuildError, build_learner, n_classes_of
 from .plan import make_channel, resolve_learner, takes_n_classes
 
 __all__ = ["run_task", "register_task_kind", "load_dataset", "task_seeds", "clear_cache"]

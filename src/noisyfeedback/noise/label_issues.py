@@ -18,8 +18,6 @@ row's own label does not shape the model that judges it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 __all__ = ["em_step", "flip_posterior", "expected_flips", "FILTERS", "clean_prior", "simplex_projection",

@@ -43,8 +43,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .estimators import (Estimate, RewardModel, _check_log, _check_rho, _is_scalar, noise_correct,
-                         policy_probabilities)
+from .estimators import Estimate, RewardModel, _check_log, _check_rho, _is_scalar, noise_correct, policy_probabilities
 
 __all__ = ["evaluate_log", "stream_folds", "StreamSums", "STREAM_INTERVALS"]
 

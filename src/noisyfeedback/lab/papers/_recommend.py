@@ -13,8 +13,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..recommend_bandit import RECOMMENDED
 from ..recipes import Claim
+from ..recommend_bandit import RECOMMENDED
 
 __all__ = ["RECOMMENDED", "NOT_THE_PAPER", "split_ours", "bandit_bottom_line", "bandit_tables",
            "bandit_figures", "ratio_claims", "supervised_bottom_line"]

@@ -28,16 +28,32 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from ...base import Tags
 from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, OneOf, Options, check_memory
+from ...base import Tags
 from ...feedback import CODE_BANDIT, CODE_DILUTED, Rates, kernel_feedback, per_action, rate_arrays
 from ...kernels.features import quadratic_dimension, quadratic_rows
-from ...kernels.oracle import (ORACLE_ADAGRAD, ORACLE_NORMALIZED, ORACLE_RIDGE, oracle_act, oracle_learn,
-                               oracle_simulate, oracle_values_rows, row_sqnorms)
-from .._linear import (LinearClassifier, LoggedLearning, NonFiniteUpdate, _masked_argmax, check_rewards,
-                       finite_scale_rows, kernel_view, row_range)
+from ...kernels.oracle import (
+    ORACLE_ADAGRAD,
+    ORACLE_NORMALIZED,
+    ORACLE_RIDGE,
+    oracle_act,
+    oracle_learn,
+    oracle_simulate,
+    oracle_values_rows,
+    row_sqnorms,
+)
+from .._linear import (
+    LinearClassifier,
+    LoggedLearning,
+    NonFiniteUpdate,
+    _masked_argmax,
+    check_rewards,
+    finite_scale_rows,
+    kernel_view,
+    row_range,
+)
 from ..diluted._sets import SetPredictor
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...base import Tags
 from ..._validation import AnySeed, Interval
+from ...base import Tags
 from ...feedback import CODE_BANDIT, kernel_feedback
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
 from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view, row_range

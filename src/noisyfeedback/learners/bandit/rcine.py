@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..._rows import CodedRows
 from ..._state import Array
 from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options
 from ...kernels.bandit import RULE_BANDITRON, bandit_learn, bandit_simulate
-from ..._rows import CodedRows
 from ...kernels.linear import csr_rows_to_dense
 from .._linear import NonFiniteUpdate, class_major, kernel_view, row_range
 from .rcnbf import RCNBF

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..._validation import AnySeed, Interval
 from ...feedback import Rates, rate_arrays
 from .banditron import Banditron

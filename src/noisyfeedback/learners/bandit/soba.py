@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._state import Array
-from ..._validation import check_memory
-from ..._validation import AnySeed, Interval, Options
+from ..._validation import AnySeed, Interval, Options, check_memory
 from ...kernels.bandit import RULE_SOBA_DIAG, RULE_SOBA_FULL
 from .banditron import Banditron
 

@@ -52,10 +52,22 @@ from ..._validation import AnySeed, Integer, Interval, Options, check_memory
 from ...base import Learner, Tags, make_rng
 from ...catalogue import CandidateRounds, CandidateStream
 from ...hashing import HashedRows
+from ...kernels.catalogue import (
+    LIN_BIAS,
+    LIN_CONTEXT,
+    LIN_ITEM,
+    MODE_DENSE,
+    MODE_HASHED,
+    ORACLE_ADAGRAD,
+    ORACLE_NORMALIZED,
+    ORACLE_RIDGE,
+    cat_act,
+    cat_learn,
+    cat_simulate,
+    cat_values,
+    inv_norms,
+)
 from .._linear import check_rewards
-from ...kernels.catalogue import (LIN_BIAS, LIN_CONTEXT, LIN_ITEM, MODE_DENSE, MODE_HASHED, ORACLE_ADAGRAD,
-                                  ORACLE_NORMALIZED, ORACLE_RIDGE, cat_act, cat_learn, cat_simulate, cat_values,
-                                  inv_norms)
 
 _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge": ORACLE_RIDGE}
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ...base import Tags
 from ..._validation import AnySeed, Integer, Interval
+from ...base import Tags
 from ...feedback import CODE_DILUTED, Rates, kernel_feedback, rate_arrays
 from ...kernels.diluted import mcdbf_act, mcdbf_learn, mcdbf_simulate
 from .._linear import LoggedLearning, kernel_view, row_range

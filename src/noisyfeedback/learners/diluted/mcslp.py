@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...base import Tags
 from ..._validation import Integer
+from ...base import Tags
 from ...feedback import CODE_CONFUSION, CODE_FULL
 from ...kernels.diluted import mcslp_learn, mcslp_simulate
 from .._linear import kernel_view, row_range

@@ -26,8 +26,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param, check_sparse_structure
 from ..._state import Array, Flag
+from ..._validation import AnySeed, Integer, Interval, IsNone, OneOf, Options, check_param, check_sparse_structure
 from ...base import EstimatorMixin, Tags, make_rng
 from ...feedback import check_confusion_matrix
 

@@ -10,8 +10,16 @@ import scipy.sparse as sp
 from ..._state import Array
 from ..._validation import Integer, Interval, OneOf, Options, check_targets, check_X  # noqa: F401  (check_targets: for the regressors)
 from ...base import Learner, Tags, make_rng
-from ...kernels.regression import (RULE_NONE, STRATEGY_ALL, auto_leader, ors_auto_learn, ors_auto_simulate,
-                                   ors_learn, ors_simulate, regression_predict)
+from ...kernels.regression import (
+    RULE_NONE,
+    STRATEGY_ALL,
+    auto_leader,
+    ors_auto_learn,
+    ors_auto_simulate,
+    ors_learn,
+    ors_simulate,
+    regression_predict,
+)
 from ...kernels.rls import STATUS_NONFINITE
 from .._linear import kernel_view
 

@@ -57,9 +57,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from ...kernels.teachers import block_order, certificate_terms, dcd_epoch, signed_margins, signed_margins_parallel
+from ...kernels.teachers import row_sq_norms as _row_sq_norms
 from .._linear import kernel_view
-from ...kernels.teachers import (block_order, certificate_terms, dcd_epoch, row_sq_norms as _row_sq_norms,
-                                 signed_margins, signed_margins_parallel)
 
 __all__ = ["SolverResult", "solve", "primal_value", "qp_ipm", "kernel_view", "row_sq_norms"]
 

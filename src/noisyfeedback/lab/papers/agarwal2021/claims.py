@@ -7,7 +7,6 @@ import pandas as pd
 
 from ...recipes import Claim
 
-
 #: the paper's Table 1: dataset -> (ρ̂0 for the six settings, ρ̂1 for the six settings)
 PAPER_TABLE1 = {
     "MNIST": ([0.063, 0.172, 0.248, 0.211, 0.400, 0.403], [0.029, 0.147, 0.264, 0.439, 0.260, 0.508]),

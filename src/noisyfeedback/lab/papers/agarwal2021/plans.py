@@ -10,7 +10,6 @@ from ... import recommend_bandit
 from ...engine import make_task
 from ...runner import sweep
 
-
 SETTINGS_FIG2 = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
 
 SETTINGS_TABLE1 = [(0.0, 0.0), (0.15, 0.15), (0.25, 0.25), (0.2, 0.4), (0.4, 0.2), (0.4, 0.4)]

@@ -62,8 +62,8 @@ def _setup(plan: dict, quick: bool, soba_variants: dict, sweep_seconds: float, j
 
 def sections(results: dict, claims: list[Claim], ctx) -> list:
     """The report's sections (results, claims -> sections)."""
-    from ...report import Section
     from ... import figures
+    from ...report import Section
 
     df, plan = results["df"], ctx.plan
     text = _setup(plan, ctx.quick, results["soba_variants"], results["sweep_seconds"], ctx.jobs)

@@ -14,6 +14,7 @@ def flip_rate_estimates(X, y, n_classes: int, settings, n_s: int, gamma: float =
     """Table 1's protocol: run RCINE for 2·n_s rounds under NoisyBandit(ρ0, ρ1); on its last n_s
     tuples (x, ỹ, f̃) — "an intermediate instance of RCINE" — estimate (ρ̂0, ρ̂1) with each method."""
     import noisyfeedback as nf
+
     from ....noise import DEFAULT_METHOD, estimate_flip_rates
 
     rows = []
@@ -49,6 +50,7 @@ def per_action_setting(task: dict) -> list[dict]:
     """Beyond the paper, one (data set, flip setting, seed): SquareCB without rates, told them, estimating them
     (``recommend_bandit.PER_ACTION_LEARNERS``) on the same stream; one row each with the online error."""
     import noisyfeedback as nf
+
     from ... import recommend_bandit as rb
 
     ds = task["dataset"]

@@ -8,7 +8,6 @@ import pandas as pd
 from ...recipes import Claim
 from .tables import NOT_AVAILABLE, PLATEAU_TOL
 
-
 #: "comparable": ours ≤ COMPARABLE_REL · other + COMPARABLE_ABS (the paper gives no threshold)
 COMPARABLE_REL, COMPARABLE_ABS = 1.25, 0.01
 

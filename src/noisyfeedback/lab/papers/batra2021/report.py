@@ -139,8 +139,8 @@ def _setup(results: dict, plan: dict, quick: bool, jobs: int) -> list[str]:
         "SOBA ran as: " + "; ".join(f"{k}: {v}" for k, v in soba_variant.items())
         + f". The full second-order matrix costs O((Kd)²) per update, so it runs only where K·d ≤ "
           f"{SOBA_FULL_MAX_KD:,} (docs/algorithms.md §4.7); the paper does not say which it used.",
-        f"Figure 5 runs MC-DBF for m = 1 … K − 1 at a constant γ (the paper: 'for the same number of rounds and "
-        f"constant γ'): the γ our selection chose for medium m ("
+        "Figure 5 runs MC-DBF for m = 1 … K − 1 at a constant γ (the paper: 'for the same number of rounds and "
+        "constant γ'): the γ our selection chose for medium m ("
         + ", ".join(f"{k}: {v:g}" for k, v in m_gamma.items()) + f"), over seeds {plan['m_sweep_seeds']}.",
         f"Wall time of all sweeps: {elapsed:.0f} s with {jobs} job(s).",
     ]

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 
-
 #: the paper's Table 1 (optimal γ): dataset -> {algorithm: γ}; "low"/"medium"/"high" are MC-DBF's m levels
 PAPER_TABLE1: dict[str, dict[str, float]] = {
     "MNIST": {"SOBA": 0.02, "low": 0.12, "medium": 0.12, "high": 0.25},

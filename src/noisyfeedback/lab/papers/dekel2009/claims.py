@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ...recipes import Claim
@@ -53,7 +52,7 @@ def make_claims(df: pd.DataFrame, plan: dict, quick: bool) -> list[Claim]:
         bool(better.sum() > n * MAJORITY), "judged: on more than half of the problems"))
     tiny = ets[k_high] <= 0.2
     claims.append(Claim(
-        f"Fig. 1: at the highest k, EvilTeacherSVM's excess error is ~20 % of SVM's on three of the 6 problems",
+        "Fig. 1: at the highest k, EvilTeacherSVM's excess error is ~20 % of SVM's on three of the 6 problems",
         "median ratio ≤ 0.2 on 3 of 6", f"{int(tiny.sum())} of {n} (k = {k_high}: "
         + ", ".join(f"{ets.loc[p, k_high]:.2f}" for p in probs) + ")",
         bool(tiny.sum() >= min(3, n)), "judged: at least 3 problems (all, with fewer than 3) at ≤ 0.2"))

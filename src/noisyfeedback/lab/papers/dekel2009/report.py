@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
 from ...figures import new_figure
 from .claims import MAJORITY, _medians
 from .tasks import problems
+
 
 def sensitivity_tables(sens: pd.DataFrame) -> dict[str, pd.DataFrame]:
     if sens.empty:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...engine import task_kind
 
+
 # ------------------------------------------------------------------ data
 @lru_cache(maxsize=2)
 def _pool(dataset_json: str, data_dir: str | None):

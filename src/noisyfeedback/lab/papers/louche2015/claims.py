@@ -9,7 +9,6 @@ from ...recipes import Claim
 from .tables import T1_LEARNERS, _fig5_summary, _t1_means, fig1a_table, fig1b_table, sample_size_table
 from .tasks import STRATEGIES
 
-
 #: "drastic" increase of the Perceptron's error on S_l over all clean labels: at least this factor
 DRASTIC_FACTOR = 1.5
 

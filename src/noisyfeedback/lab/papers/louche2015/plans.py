@@ -8,7 +8,6 @@ import pandas as pd
 
 from ...engine import make_task
 
-
 #: quick mode (generated and bundled data; a test may shrink it)
 QUICK_PLAN: dict[str, Any] = {
     "toy": {"n_classes": 10, "n_features": 10, "margin": 0.05, "n_train": 4_000, "n_test": 4_000},

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-
 #: Table 1's learners, in the paper's column order, then our diagnostics
 T1_LEARNERS = {
     "UMA": "UMA (Ĉ, pseudo-labels)",

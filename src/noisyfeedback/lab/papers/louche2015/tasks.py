@@ -10,7 +10,6 @@ import numpy as np
 
 from ...engine import task_kind
 
-
 #: base entropy of every seed of this recipe (SeedSequence([BASE_SEED, part, run, ...]))
 BASE_SEED = 2015
 
@@ -136,8 +135,9 @@ def fig5_toy_task(plan: dict, run: int) -> list[dict]:
 # ---------------------------------------------------------------- real data
 def _real_split(ds: dict, run: int, data_dir):
     """(X_train, y_train, X_test, y_test), features scaled by the training maximum."""
-    import noisyfeedback as nf
     from sklearn.model_selection import train_test_split
+
+    import noisyfeedback as nf
 
     if ds.get("n_train") is None:
         Xtr, ytr = nf.datasets.load(ds["name"], split="train", data_dir=data_dir)
@@ -178,8 +178,8 @@ def table1_task(ds: dict, plan: dict, run: int, data_dir, with_curves: bool, rec
     """Table 1's realistic protocol (paper's Section 4.2.1) for one run; Figure 5 curves if asked; with
     ``recommend``, also ours and the peers on the same pseudo-labels (rows of part "recommend_table1")."""
     from ....feedback import ConfusionNoise
-    from ....learners.label_noise.uma import UMA
     from ....learners.label_noise.rough import pseudo_label
+    from ....learners.label_noise.uma import UMA
     from ....noise.confusion import confusion_counts
 
     T = int(plan["max_iter"])

@@ -8,7 +8,6 @@ import pandas as pd
 from ...recipes import Claim
 from .tasks import BUDGET_RULES, KNOWN_PANEL, LATE_FRACTION, SCHEDULES, STRATEGIES, VARIANTS
 
-
 # --- how the qualitative claims are judged (the paper gives no thresholds)
 #: "not far from two samples": one sample and pred's late MSE at most this times two samples'
 NOT_FAR = 1.25

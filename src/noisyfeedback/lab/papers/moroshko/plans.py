@@ -10,8 +10,18 @@ import numpy as np
 
 from ...engine import make_task
 from .tables import budget_frame, single_frame, summary_budget, summary_single, tuning_frame
-from .tasks import (BUDGET_RULES, NOISE_SEED_OFFSET, SCHEDULES, STRATEGIES, TUNE_DATA_SEED, TUNE_NOISE_SEED,
-                    TUNE_SIM_SEED, VARIANTS, _best, _with)
+from .tasks import (
+    BUDGET_RULES,
+    NOISE_SEED_OFFSET,
+    SCHEDULES,
+    STRATEGIES,
+    TUNE_DATA_SEED,
+    TUNE_NOISE_SEED,
+    TUNE_SIM_SEED,
+    VARIANTS,
+    _best,
+    _with,
+)
 
 
 def _grid(lo: float, hi: float, step: float) -> list[float]:

@@ -8,9 +8,16 @@ import pandas as pd
 from ...figures import new_figure
 from ...recipes import Claim, claims_table
 from .tables import budget_pivot, chosen_frame
-from .tasks import (KNOWN_PANEL, NOISE_SEED_OFFSET, SCHEDULES, STRATEGIES, TUNE_DATA_SEED, TUNE_NOISE_SEED,
-                    UNKNOWN_PANEL, VARIANTS)
-
+from .tasks import (
+    KNOWN_PANEL,
+    NOISE_SEED_OFFSET,
+    SCHEDULES,
+    STRATEGIES,
+    TUNE_DATA_SEED,
+    TUNE_NOISE_SEED,
+    UNKNOWN_PANEL,
+    VARIANTS,
+)
 
 #: one colour per variant in every figure (known and unknown-variance versions share one)
 COLORS = {"clean feedback": "k", "noisy feedback": "C1", "beta": "C2", "opt": "C3", "one sample": "C4",

@@ -12,7 +12,6 @@ import numpy as np
 from ...engine import task_kind
 from ...grids import next_value
 
-
 #: the variants of Section 4.1: name -> (learner class, parameters, flags)
 VARIANTS: dict[str, dict[str, Any]] = {
     "clean feedback": {"cls": "NLMS", "params": {}, "clean": True},

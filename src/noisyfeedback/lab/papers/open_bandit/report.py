@@ -199,8 +199,8 @@ def _learning_text(learning: pd.DataFrame, campaign: str, n_items: int, plan: di
 
 def sections(results: dict, claims: list, ctx) -> list:
     """The report's sections (the summary line and the links come from the engine's `run_paper`)."""
-    from ...report import Section
     from ...recipes import claims_table
+    from ...report import Section
 
     plan, quick = ctx.plan, ctx.quick
     problems, est, boot, flips = results["problems"], results["est"], results["boot"], results["flips"]
