@@ -12,7 +12,11 @@ if platform.machine().lower() in ("x86_64", "amd64"):
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
+# the shared helpers (reference twins, tolerances) at the top of tests/, and the layer folders: a test module
+# imports another's helpers by its name (test_simulate's python_loop), whichever folder is collected first
+_HERE = os.path.dirname(os.path.abspath(__file__))
+for _layer in ("core", "learners", "ope", "service", "lab", ""):
+    sys.path.insert(0, os.path.join(_HERE, _layer))
 
 #: under NUMBA_DISABLE_JIT=1 kernels run as Python: use smaller problems
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") == "1"
