@@ -86,6 +86,44 @@ def coverage(kind: str, rates, model: str, interval: str, reps: int, n: int, tru
     return rows
 
 
+#: the candidate-list estimators' settings checked: Switch-DR's τ and DRos's λ at the log's weights (w ≤ 10 here)
+CANDIDATE_SETTINGS = (("dr", {}), ("sndr", {}), ("switch-dr", {"tau": 2.0}), ("switch-dr", {"tau": 5.0}),
+                      ("dros", {"lam": 1.0}), ("dros", {"lam": 10.0}), ("switch-dr", {}), ("dros", {}))
+
+
+def candidate_coverage(kind: str, rates, interval: str, reps: int, n: int, truth: float) -> list[dict]:
+    """``nf.ope.evaluate_candidates`` (K candidates every round) with a cross-fitted ridge reward model (two
+    folds; misspecified for logistic clicks): coverage of each estimator of ``CANDIDATE_SETTINGS``."""
+    out = {i: {"hits": 0, "given": 0, "err": [], "note": ""} for i in range(len(CANDIDATE_SETTINGS))}
+    offsets = np.arange(n + 1, dtype=np.int64) * K
+    for s in range(reps):
+        X, a, r, p = make_log(s, n, kind, *rates)
+        P = target_policy(X)
+        Q = np.empty((n, K))
+        half = np.arange(n) < n // 2
+        for fit, pred in ((half, ~half), (~half, half)):
+            Q[pred] = nf.ope.RewardModel("ridge").fit(X[fit], a[fit], r[fit].astype(float), K).predict(X[pred])
+        for i, (e, kw) in enumerate(CANDIDATE_SETTINGS):
+            est = nf.ope.evaluate_candidates(offsets, a, p, r.astype(float), P.ravel(), e, Q.ravel(),
+                                             rho0=rates[0], rho1=rates[1], interval=interval, seed=s, **kw)
+            o = out[i]
+            o["err"].append(est.value - truth)
+            if est.interval != "none":
+                o["given"] += 1
+                o["hits"] += est.covers(truth)
+            else:
+                o["note"] = est.note
+    rows = []
+    for i, o in out.items():
+        e, kw = CANDIDATE_SETTINGS[i]
+        err = np.array(o["err"])
+        rows.append({"clicks": kind, "flips": f"{rates[0]}/{rates[1]}", "reward_model": "ridge (2-fold)",
+                     "interval": interval, "estimator": e + "".join(f" {k}={v:g}" for k, v in kw.items()),
+                     "coverage": o["hits"] / o["given"] if o["given"] else None, "given": o["given"],
+                     "bias_se": float(err.mean() / (err.std(ddof=1) / np.sqrt(err.size))), "note": o["note"][:60]})
+    return rows
+
+
 def section(reps: int = 200, n: int = 1000) -> str:
     """Every setting above with normal and bootstrap intervals, as text, for ``make bench``."""
     import pandas as pd
@@ -99,6 +137,7 @@ def section(reps: int = 200, n: int = 1000) -> str:
                     continue
                 for interval in ("normal", "bootstrap"):
                     rows += coverage(kind, rates, model, interval, reps, n, truth)
+            rows += candidate_coverage(kind, rates, "normal", reps, n, truth)
     df = pd.DataFrame(rows)
     return "```\n" + df.to_string(index=False, float_format=lambda v: f"{v:.3f}") + "\n```\n"
 
@@ -111,6 +150,7 @@ def main(argv=None) -> int:
     ap.add_argument("--clicks", default="logistic,linear")
     ap.add_argument("--models", default="ridge,logistic,array")
     ap.add_argument("--data-dir", default=None, help="unused (generated logs)")
+    ap.add_argument("--candidates", action="store_true", help="only evaluate_candidates's estimators")
     a = ap.parse_args(argv)
     import pandas as pd
 
@@ -118,6 +158,12 @@ def main(argv=None) -> int:
     for kind in a.clicks.split(","):
         truth = true_value(kind)
         for rates in ((0.0, 0.0), (0.1, 0.2)):
+            if a.candidates:
+                for interval in a.intervals.split(","):
+                    rows += candidate_coverage(kind, rates, interval, a.reps, a.n, truth)
+                    print(pd.DataFrame(rows[-len(CANDIDATE_SETTINGS):]).to_string(index=False, header=False),
+                          file=sys.stderr, flush=True)
+                continue
             for model in a.models.split(","):
                 if model == "logistic" and rates != (0.0, 0.0):
                     continue  # the logistic model of flipped clicks is not affine in them: h(q̂) is not exact

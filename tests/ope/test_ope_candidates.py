@@ -117,8 +117,8 @@ def test_candidate_estimators_match_the_reference(estimator, kw, noise):
     want = ref.candidates(estimator, _rounds_for_reference(rep), **kw)
     assert est.value == pytest.approx(want, rel=EXACT_RTOL, abs=EXACT_ATOL)
     assert est.n == 300 and est.estimator == estimator
-    assert (est.interval == "none") == (estimator == "dm")
-    if estimator != "dm":
+    assert (est.interval == "none") == (estimator in ("dm", "switch-dr", "dros"))  # τ, λ finite: no interval
+    if est.interval != "none":
         assert est.lower < est.value < est.upper
 
 
@@ -236,7 +236,7 @@ def test_candidate_estimators_are_unbiased_and_cover(noise):
     zs = {}
     for e, model, _ in plan:
         vals, lo, hi = out[e]
-        if e == "dm":  # no interval (the model is held fixed); with the right model it is unbiased
+        if e in ("dm", "switch-dr", "dros"):  # no interval (τ, λ finite); with the right model they are unbiased
             se = np.std(vals, ddof=1) / math.sqrt(R)
             zs[e] = (np.mean(vals) - truth) / se
             assert abs(zs[e]) <= Z_BIAS and lo == vals
@@ -244,6 +244,25 @@ def test_candidate_estimators_are_unbiased_and_cover(noise):
         zs[e] = _check_replications(vals, lo, hi, truth, f"{e} ({model} model, {noise} flips)")[0]
     beyond = {e: round(float(z), 2) for e, z in zs.items() if abs(z) > 2.0}
     assert len(beyond) <= MAX_BEYOND_2SE["candidates"], f"beyond 2 SE ({noise} flips): {beyond}"
+
+
+def test_switch_dr_and_dros_withhold_their_interval_when_they_truncate():
+    """With a finite τ or λ the interval would miss the bias the truncation leaves with a wrong model (it
+    covered 21-65 % of logistic-click logs with a linear model): none is given, with the reason; with
+    τ = λ = ∞ they are DR, interval included."""
+    from noisyfeedback.ope.candidates import SHRUNK_NOTE
+
+    rep = _replica(_simulate(300, seed=11, noise="none"), 0, 300)
+    args = (rep["offsets"], rep["a"], rep["p"], rep["r"], rep["pi"])
+    dr = evaluate_candidates(*args, "dr", rep["wrong"])
+    for e, kw in (("switch-dr", {"tau": 1.5}), ("dros", {"lam": 2.0})):
+        for interval in ("normal", "bootstrap"):
+            est = evaluate_candidates(*args, e, rep["wrong"], interval=interval, seed=0, **kw)
+            assert est.interval == "none" and est.lower == est.value == est.upper and est.note == SHRUNK_NOTE
+        assert evaluate_candidates(*args, e, rep["wrong"], interval="none", **kw).note == ""
+        full = evaluate_candidates(*args, e, rep["wrong"])  # τ = λ = ∞: DR
+        assert (full.value, full.lower, full.upper, full.interval) == (dr.value, dr.lower, dr.upper, "normal")
+        assert full.lower < full.value < full.upper
 
 
 # ------------------------------------------------------------------ slates
@@ -259,7 +278,7 @@ def _slate_true_value():
         for m in SLATE_SIZES:
             for types in itertools.product(range(3), repeat=m):
                 pi = ref.sequential_slates(list(_softmax(4.0 * ATTR[c, list(types)])), L)
-                val = sum(prob * sum(EXAM[l] * ATTR[c, types[j]] for l, j in enumerate(s)) for s, prob in pi.items())
+                val = sum(prob * sum(EXAM[k] * ATTR[c, types[j]] for k, j in enumerate(s)) for s, prob in pi.items())
                 v += 0.5 / len(SLATE_SIZES) / 3 ** m * val
     return v
 
@@ -313,7 +332,7 @@ def test_sequential_slate_moments_match_enumeration():
         m = len(p)
         G = np.zeros((L * m, L * m))
         for s, prob in dist.items():
-            idx = [l * m + j for l, j in enumerate(s)]
+            idx = [k * m + j for k, j in enumerate(s)]
             G[np.ix_(idx, idx)] += prob
         np.testing.assert_allclose(gammas[i], G, rtol=1e-12, atol=1e-15)
 
@@ -361,7 +380,7 @@ def test_pseudoinverse_closed_form_for_independent_slots():
         dist = {s: M[s[0], 0] * M[s[1], 1] for s in itertools.product(range(m), repeat=L)}
         G = np.zeros((L * m, L * m))
         for s, prob in dist.items():
-            idx = [l * m + j for l, j in enumerate(s)]
+            idx = [k * m + j for k, j in enumerate(s)]
             v = np.zeros(L * m)
             v[idx] = 1
             G += prob * np.outer(v, v)
