@@ -231,3 +231,43 @@ def test_a_body_of_thousands_of_actions_is_refused_before_its_structure_is_valid
         assert r.json()["detail"][0]["loc"] == ["body", "actions"]
         assert not parsed and time.perf_counter() - t0 < 5.0  # (a loose bound: shared machines)
         assert c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).status_code == 200 and parsed
+
+
+def test_a_learner_that_raises_after_the_reward_is_logged_answers_and_the_service_recovers(tmp_path):
+    """A learner error that is not a refusal, after the reward is committed: the request is answered (503,
+    saying the reward is logged) instead of waiting for ever, the model is rebuilt from the log (so it has
+    learned that reward, as a replay would), and the next requests work."""
+    import threading
+
+    app = create_app(config(tmp_path))
+    key = {"Authorization": f"Bearer {create_key(tmp_path / 'svc.db', 'rank')}"}
+    with TestClient(app) as c:
+        first = c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).json()
+        assert c.post("/reward", json={"event_id": first["event_id"], "reward": 1}, headers=key).status_code == 200
+        engine = app.state.engine
+        broken = engine.learner
+
+        def fail(*a, **k):
+            raise RuntimeError("the learner broke")
+
+        broken.learn = fail  # this learner object only: the rebuilt one learns
+        ev = c.post("/rank", json={"context": [0.5, -1.0]}, headers=key).json()["event_id"]
+        answer = {}
+        t = threading.Thread(target=lambda: answer.update(r=c.post(
+            "/reward", json={"event_id": ev, "reward": 1}, headers=key)), daemon=True)
+        t.start()
+        t.join(20)
+        assert "r" in answer, "the reward request never returned"
+        r = answer["r"]
+        assert r.status_code == 503 and "logged" in r.json()["detail"], r.text
+        for _ in range(200):  # the repair rebuilds the model from the log
+            if c.get("/health").status_code == 200:
+                break
+            time.sleep(0.05)
+        assert c.get("/health").status_code == 200
+        assert engine.learner is not broken and engine.model_version == 2  # the logged reward, learned
+        again = c.post("/reward", json={"event_id": ev, "reward": 1}, headers=key)  # the retry: already there
+        assert again.status_code == 200, again.text
+        nxt = c.post("/rank", json={"context": [1.0, 0.0]}, headers=key).json()
+        assert c.post("/reward", json={"event_id": nxt["event_id"], "reward": 0}, headers=key).status_code == 200
+        assert engine.model_version == 3

@@ -236,3 +236,27 @@ def test_the_personalizer_routes_exist_only_on_an_action_feature_service(tmp_pat
         assert c.post("/rank/multislot", json={}, headers=key).status_code == 404
         paths = c.get("/openapi.json").json()["paths"]
         assert not any(p.startswith("/personalizer") or p.startswith("/events") for p in paths)
+
+
+def test_thousands_of_actions_are_refused_before_parsing_in_personalizers_error_shape(pz, monkeypatch):
+    """A 10,000-action rank on a Personalizer path is refused by the size check (the body's structure is
+    never validated) and answered in Personalizer's error body, naming the field in its words."""
+    import json
+
+    from noisyfeedback.service.routers import personalizer as pz_routes
+
+    parsed = []
+    real = pz_routes.parse_body
+    monkeypatch.setattr(pz_routes, "parse_body", lambda *a, **k: (parsed.append(1), real(*a, **k))[1])
+    body = json.dumps({**RANK, "excludedActions": [], "eventId": "big",
+                       "actions": [{"id": f"a{j}", "features": [{"x": j}]} for j in range(10_000)]})
+    cfg, app, key = pz()
+    with TestClient(app) as c:
+        for path in ("/personalizer/v1.0/rank", "/personalizer/rank?api-version=2022-09-01-preview"):
+            r = c.post(path, content=body, headers={**key, "content-type": "application/json"})
+            err = r.json()["error"]
+            assert r.status_code == 400 and set(err) == {"code", "message", "target"}, r.text
+            assert err["target"] == "actions" and "10000 actions" in err["message"] and "at most 50" in err["message"]
+        assert not parsed
+        r = c.post("/personalizer/v1.0/rank", json=RANK, headers=key)  # a valid one is parsed and served
+        assert r.status_code == 201 and parsed, r.text

@@ -233,7 +233,10 @@ class Engine(Recovery):
                 ctx, action, prob, mode, default_action, greedy = res.event
                 rows.append((res.seq, res.reward, ctx, action, prob, res.slots))
                 events[res.seq] = (mode, default_action, greedy)
-        refused = set(self._learn_live(rows)) if rows else set()
+        try:
+            refused = set(self._learn_live(rows)) if rows else set()
+        except Exception as exc:  # logged, not learned: answered, and the model rebuilt from the log
+            return self._learn_failed(batch, results, exc, REWARD_OPS)
         s = self.stats
         for seq, reward, *_ in rows:
             if seq in refused:
@@ -253,8 +256,9 @@ class Engine(Recovery):
                 continue
             if op[0] in REWARD_OPS and res.status == "accepted" and res.seq in refused:
                 # answered once the removal of the reward from the log has committed
-                self._chain(("unreward", res.seq), fut, Invalid("event_id", f"learning the reward of event {op[1]!r} would make the model's state non-finite "
-                         "(an extreme context); the reward is refused and not logged."))
+                self._chain(("unreward", res.seq), fut, Invalid(
+                    "event_id", f"learning the reward of event {op[1]!r} would make the model's state non-finite "
+                    "(an extreme context); the reward is refused and not logged."))
             else:
                 fut.set_result(res)
         rebuilt, self._rebuilt = self._rebuilt, False
@@ -263,18 +267,6 @@ class Engine(Recovery):
                 and self._snapshot_task is None):
             self.last_snapshot_version = self.model_version
             self._snapshot_task = asyncio.ensure_future(self._periodic_snapshot())
-
-    def _chain(self, op: tuple, fut: asyncio.Future, error: ServiceError) -> None:
-        inner = self._submit(op)
-
-        def done(f: asyncio.Future) -> None:
-            if fut.done():
-                return
-            if f.exception() is not None:
-                fut.set_exception(f.exception())
-            else:
-                fut.set_exception(error)
-        inner.add_done_callback(done)
 
     async def _periodic_snapshot(self) -> None:
         try:

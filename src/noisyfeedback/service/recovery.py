@@ -198,6 +198,35 @@ class Recovery:
         return refused
 
     # ------------------------------------------------------------ after a failed write
+    def _chain(self, op: tuple, fut: asyncio.Future, error: Exception) -> None:
+        inner = self._submit(op)
+
+        def done(f: asyncio.Future) -> None:
+            if fut.done():
+                return
+            if f.exception() is not None:
+                fut.set_exception(f.exception())
+            else:
+                fut.set_exception(error)
+        inner.add_done_callback(done)
+
+    def _learn_failed(self, batch: list, results: list, exc: Exception, reward_ops: tuple) -> None:
+        """The learner raised (not a refusal) on rewards the log already holds: every request of the batch
+        is answered (an accepted reward with 503: it is logged and will be learned), and the model is rebuilt
+        from the log, as after a failed write, so that it stays equal to a replay of the log."""
+        from .errors import Unavailable
+
+        log.error("learning committed rewards failed (%r); rebuilding the model from the log", exc)
+        for (op, fut), res in zip(batch, results):
+            if fut is None or fut.done():
+                continue
+            if op[0] in reward_ops and res.status == "accepted":
+                fut.set_exception(Unavailable("the reward is logged, but the model failed to learn it and is being "
+                                              "rebuilt from the log; retry later (see GET /health)."))
+            else:
+                fut.set_result(res)
+        self._start_repair()
+
     def _start_repair(self) -> None:
         self.healthy = False
         if self._repair_task is None or self._repair_task.done():
