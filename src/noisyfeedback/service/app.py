@@ -15,12 +15,12 @@ import re
 import time
 from contextlib import asynccontextmanager
 
-import numpy as np
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .bodies import LARGE_BODY, json_depth, too_many_actions
 from .config import ServiceConfig
 from .engine import Engine
 from .errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauthorized, Unavailable, Unsupported
@@ -109,37 +109,6 @@ def _pz_validation_body(exc: RequestValidationError) -> dict:
     return {"error": {**errs[0], "details": errs[1:]} if len(errs) > 1 else errs[0]}
 
 
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-
-
-def json_depth(raw: bytes, limit: int) -> int:
-    """The nesting depth of a JSON text, computed only when it could exceed ``limit`` (0 otherwise):
-    strings are blanked out, then the running count of open brackets is taken (linear, no recursion)."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return 0
-    a = np.frombuffer(_STRINGS.sub(b'""', raw), dtype=np.uint8)
-    step = ((a == 0x5B) | (a == 0x7B)).astype(np.int32) - ((a == 0x5D) | (a == 0x7D))
-    return int(step.cumsum().max(initial=0))
-
-
-#: bodies from this size on are counted for their actions before they are validated
-LARGE_BODY = 16 << 10
-
-
-def too_many_actions(raw: bytes, limit: int) -> int:
-    """The number of actions of a large JSON body when it lists more than ``limit`` (0 otherwise): a fast
-    parse (orjson) of the bodies that could, so that a body of thousands of actions is refused before the
-    full validation of its structure, which costs far more."""
-    if len(raw) < LARGE_BODY or raw.count(b'"actions"') == 0:
-        return 0
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return 0  # the validation says what is wrong
-    actions = obj.get("actions") if isinstance(obj, dict) else None
-    return len(actions) if isinstance(actions, list) and len(actions) > limit else 0
-
-
 class Limits:
     """Pure ASGI middleware: the request limits, checked before FastAPI parses anything, and the request
     metrics (labelled by the route's template, or ``unmatched``: never the raw path)."""
@@ -160,6 +129,9 @@ class Limits:
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
+
+    def _scan(self, data: bytes) -> tuple[int, int]:
+        return json_depth(data, self.max_depth), too_many_actions(data, self.max_actions)
 
     async def _read_body(self, receive) -> tuple[bytes | None, bool]:
         """(the body, True) or (None, False) when it is larger than the limit (reading stops there)."""
@@ -222,10 +194,11 @@ class Limits:
         if not ok:
             return await self._refuse(send, 422, f"request body larger than {self.max_body} bytes.", None,
                                       scope.get("path", ""))
-        if json_depth(data, self.max_depth) > self.max_depth:
+        depth, n = ((await asyncio.to_thread(self._scan, data)) if len(data) >= LARGE_BODY
+                    else (json_depth(data, self.max_depth), 0))  # a large body: off the event loop
+        if depth > self.max_depth:
             return await self._refuse(send, 422, f"JSON nested deeper than {self.max_depth} levels.", None,
                                       scope.get("path", ""))
-        n = too_many_actions(data, self.max_actions)
         if n:
             return await self._refuse(send, 422, f"{n} actions; a request may list at most {self.max_actions}.",
                                       "actions", scope.get("path", ""))
