@@ -269,7 +269,7 @@ def _catalogue_openapi(schema: dict, engine: Engine) -> None:
                 model["properties"]["actions"]["maxItems"] = engine.cfg.max_actions
             if model and "slots" in model.get("properties", {}):
                 model["properties"]["slots"].update(minItems=1, maxItems=k)
-    for path, item in schema["paths"].items():
+    for item in schema["paths"].values():
         op = item.get("post", {})
         s = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
         for key, n in (("actions", engine.cfg.max_actions), ("slots", k)):
