@@ -32,6 +32,7 @@ demo: $(STAMP)
 	$(VENV)/bin/noisyfeedback demo
 
 test: $(STAMP)
+	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m pytest -q -n auto --dist loadfile
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
 

@@ -235,7 +235,8 @@ def churn(rounds: int, seeds: int, grid_rounds: int, workdir: Path, flips_list=(
             ix.append(index_regret(st, rounds, flips, s))
             if vw:
                 v.append(vw_squarecb(st, rounds, flips, s, [best_cfg], workdir)[best_cfg][0])
-            print(f"  churn {flips} seed {s}: ours {o[-1]:.4f} / {o2[-1]:.4f} index {ix[-1]:.4f} VW {v[-1] if v else '-'}",
+            print(f"  churn {flips} seed {s}: ours {o[-1]:.4f} / {o2[-1]:.4f} index {ix[-1]:.4f} "
+                  f"VW {v[-1] if v else '-'}",
                   file=sys.stderr, flush=True)
         mo, mo2, mi = mean_se(o), mean_se(o2), mean_se(ix)
         mv = mean_se(v) if v else None

@@ -115,8 +115,8 @@ def run_setting(name, X, y, kind, rho, seed, models, scaling="standard") -> list
     yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([31, seed, 1]))
     flipped = yn != y
     emp = realised(yn, y, K)
-    base = {"data": name, "scaling": scaling, "kind": kind, "rho": rho if kind != "random" else 0.35, "seed": seed, "n": len(y), "flipped": int(flipped.sum()),
-            "emp_vs_C": float(np.abs(emp - C).max())}
+    base = {"data": name, "scaling": scaling, "kind": kind, "rho": rho if kind != "random" else 0.35, "seed": seed,
+            "n": len(y), "flipped": int(flipped.sum()), "emp_vs_C": float(np.abs(emp - C).max())}
     rows = []
     for model in models:
         est = None if model == "linear" else KNeighborsClassifier(15)
@@ -305,8 +305,8 @@ def main(argv=None) -> int:
                         rows += run_setting(name, X, y, kind, rho, s, a.models.split(","), scaling)
                         if a.out:
                             pd.DataFrame(rows).to_csv(a.out, index=False)
-                    print(name, scaling, kind, rho, "done", pd.DataFrame(rows).groupby("lib").f1.mean().round(3).to_dict(),
-                          file=sys.stderr, flush=True)
+                    f1 = pd.DataFrame(rows).groupby("lib").f1.mean().round(3).to_dict()
+                    print(name, scaling, kind, rho, "done", f1, file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     print(report(df))
     return 0

@@ -12,8 +12,8 @@ Two tables for ``make bench``:
 
 Tuning: every γ is chosen on simulation seed 100 (a different row order, feedback and exploration from the
 reported seed 0); ours are never tuned here (defaults chosen by benchmarks/tune_oracle.py on other data,
-see benchmarks/RESULTS.md, "How the defaults were chosen"). Error: online error of the greedy prediction against the true label over all
-rounds (``Trace.error_rate``).
+see benchmarks/RESULTS.md, "How the defaults were chosen"). Error: online error of the greedy prediction against the
+true label over all rounds (``Trace.error_rate``).
 
     python benchmarks/recommend.py --data-dir DATA            # both tables
     python benchmarks/recommend.py --rounds 300000 --datasets mnist,digits --vw-rounds 10000

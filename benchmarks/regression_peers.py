@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
@@ -24,6 +25,9 @@ N = 10_000
 TUNE_SEED = 100
 TEST_SEEDS = (0, 1, 2, 3, 4)
 R_GRID = [10.0 ** e for e in np.arange(-1, 4.01, 0.5)]
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def task(data: str, M: float, seed: int):
@@ -123,7 +127,8 @@ def run(seeds=TEST_SEEDS, settings=SETTINGS, peers=True) -> "pd.DataFrame":
             for name, mk in (("padasip RLS", lambda: Padasip("rls", d)), ("padasip NLMS", lambda: Padasip("nlms", d)),
                              ("river LinearRegression", lambda: River(d))):
                 try:
-                    rows.append({"data": data, "M": M, "seed": s, "learner": name, "mse": peer_stream(mk(), data, M, s)})
+                    rows.append({"data": data, "M": M, "seed": s, "learner": name,
+                                 "mse": peer_stream(mk(), data, M, s)})
                 except ImportError:
                     pass
         print(data, M, "done", file=sys.stderr, flush=True)

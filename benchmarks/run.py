@@ -515,7 +515,8 @@ def service_rows(seconds: float) -> list[dict]:
                         "10 authenticated 10,000-action rank requests a second flood in (SQLite log fsynced)",
             "ours_text": f"valid p99 {p99:.1f} ms",
             "detail": (f"rank p50/p99 {r['rank_p50_ms']:.1f}/{r['rank_p99_ms']:.1f} ms, reward p50/p99 "
-                       f"{r['reward_p50_ms']:.1f}/{r['reward_p99_ms']:.1f} ms, {r['pairs']:,} of {r['offered']:,} pairs, "
+                       f"{r['reward_p50_ms']:.1f}/{r['reward_p99_ms']:.1f} ms, "
+                       f"{r['pairs']:,} of {r['offered']:,} pairs, "
                        f"errors {r['errors']}, lost {r['lost']}, flood answers {r['flood_statuses']}")})
     return rows
 
@@ -546,9 +547,9 @@ def per_action_rows(data_dir, rounds: int, seeds: int) -> list[dict]:
 
 
 def noisy_rows(data_dir) -> list[dict]:
-    """The costs of the label-noise and regression learners: WeightedRLS at d = 20 (target ≥ 300k rounds/s) and CorrectedLogisticRegression.fit on
-    60,000 MNIST rows (target < 1 min). Quality against the peers: benchmarks/label_noise.py and
-    benchmarks/regression_peers.py (minutes; run separately)."""
+    """The costs of the label-noise and regression learners: WeightedRLS at d = 20 (target ≥ 300k rounds/s) and
+    CorrectedLogisticRegression.fit on 60,000 MNIST rows (target < 1 min). Quality against the peers:
+    benchmarks/label_noise.py and benchmarks/regression_peers.py (minutes; run separately)."""
     from noisyfeedback.datasets.regression import ors_synthetic
 
     n = 1_000_000

@@ -101,7 +101,8 @@ def _catalogue_body(i: int, slots: bool) -> bytes:
     rng = np.random.default_rng(i)
     body = {"context_features": [{"user": {"country": COUNTRIES[i % len(COUNTRIES)], "age": int(18 + i % 50)}},
                                  {"device": {"mobile": bool(i % 3)}}],
-            "actions": [{"id": f"item-{j}", "features": [{"a": {"topic": TOPICS[j], "price": float(rng.uniform(1, 20))}}]}
+            "actions": [{"id": f"item-{j}",
+                         "features": [{"a": {"topic": TOPICS[j], "price": float(rng.uniform(1, 20))}}]}
                         for j in range(10)]}
     if slots:
         body["slots"] = [{"id": "hero"}, {"id": "sidebar"}]
@@ -194,9 +195,9 @@ class Conn:
 
 def flood_body(n: int = 10_000) -> bytes:
     """An authenticated rank body of ``n`` actions with features: far more than a service takes (50)."""
-    return json.dumps({"context_features": [{"user": {"country": "fr"}}],
-                       "actions": [{"id": f"f{j}", "features": [{"a": {"topic": TOPICS[j % len(TOPICS)],
-                                                                      "price": float(j)}}]} for j in range(n)]}).encode()
+    actions = [{"id": f"f{j}", "features": [{"a": {"topic": TOPICS[j % len(TOPICS)], "price": float(j)}}]}
+               for j in range(n)]
+    return json.dumps({"context_features": [{"user": {"country": "fr"}}], "actions": actions}).encode()
 
 
 async def flood(port: int, key: str, per_second: float, seconds: float, path: str, counts: dict) -> None:
@@ -400,7 +401,8 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
     q = lambda a, p: float(np.percentile(a, p) * 1e3) if a.size else float("nan")  # noqa: E731
     return {
         "shape": shape, "backend": backend, "replicas": n, "describe": sh.describe,
-        "pairs": int(lp.size), "offered": int(acked["offered"]), "seconds": wall, "pairs_per_s": lp.size / wall, "errors": acked["errors"],
+        "pairs": int(lp.size), "offered": int(acked["offered"]), "seconds": wall, "pairs_per_s": lp.size / wall,
+        "errors": acked["errors"],
         "lost": int(lost), "learned_by_all": all(v == last for v in versions),
         "rank_p50_ms": q(lr, 50), "rank_p95_ms": q(lr, 95), "rank_p99_ms": q(lr, 99),
         "reward_p50_ms": q(lw, 50), "reward_p95_ms": q(lw, 95), "reward_p99_ms": q(lw, 99),
@@ -408,7 +410,8 @@ def run(seconds: float = 60.0, rate: float = 1000.0, conns: int = 32, sync: str 
         "server_cpu_us_per_pair": cpu / max(lp.size, 1) * 1e6,
         "generator_cpu_us_per_pair": own / max(lp.size, 1) * 1e6,
         "conns": conns, "rate": rate, "flood_rate": flood_rate,
-        "flood_statuses": {str(k): v for k, v in sorted(flood_counts.items())}, "sync": sync if backend == "sqlite" else "synchronous_commit=on",
+        "flood_statuses": {str(k): v for k, v in sorted(flood_counts.items())},
+        "sync": sync if backend == "sqlite" else "synchronous_commit=on",
     }
 
 

@@ -3,9 +3,10 @@
 For interleaved A/B runs of two trees (the speed of this machine moves by ±15 % over minutes)::
 
     git worktree add /tmp/old <commit>
+    B=$PWD/benchmarks/simulate_speed.py
     for i in 1 2 3; do
-      NUMBA_CACHE_DIR=/tmp/nc_new python benchmarks/simulate_speed.py SquareCB
-      (cd /tmp && PYTHONPATH=/tmp/old/src NUMBA_CACHE_DIR=/tmp/nc_old python /path/to/benchmarks/simulate_speed.py SquareCB)
+      NUMBA_CACHE_DIR=/tmp/nc_new python $B SquareCB
+      (cd /tmp && PYTHONPATH=/tmp/old/src NUMBA_CACHE_DIR=/tmp/nc_old python $B SquareCB)
     done
 """
 

@@ -100,7 +100,8 @@ def main(argv=None) -> list[dict]:
     args = ap.parse_args(argv)
 
     rows = []
-    print("| learner | λ | ε | time (s) | passes | objective | duality gap (rel.) | tol | converged | evil flagged (ν>0) | good flagged |")
+    print("| learner | λ | ε | time (s) | passes | objective | duality gap (rel.) | tol | converged "
+          "| evil flagged (ν>0) | good flagged |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for lam in args.lam:
         res = run(args.n_samples, args.n_features, args.density, args.n_teachers, args.n_evil, lam, args.eps,

@@ -1,4 +1,5 @@
-"""The sweep that chose the defaults of SquareCB and EpsilonGreedy (see benchmarks/RESULTS.md, "How the defaults were chosen").
+"""The sweep that chose the defaults of SquareCB and EpsilonGreedy (see benchmarks/RESULTS.md, "How the defaults were
+chosen").
 
 Tuning data are NOT the reported runs: the MNIST and Fashion-MNIST *test* splits (10 000 rows each),
 UCI digits and SynSep (seed 100), simulation seeds 100 and up, 200 000 rounds; the reported runs use
@@ -20,9 +21,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import noisyfeedback as nf  # noqa: E402
 
 SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
-#: rounds 1-2 (raw rows; benchmarks/RESULTS.md, "How the defaults were chosen") chose AdaGrad over the normalized step, ε = 0.05 and γ_scale = 10,
-#: but the best step depended on the features' scale; round 3 (this grid) is on unit-norm rows (as the oracle
-#: now sees them)
+#: rounds 1-2 (raw rows; benchmarks/RESULTS.md, "How the defaults were chosen") chose AdaGrad over the normalized step,
+#: ε = 0.05 and γ_scale = 10, but the best step depended on the features' scale; round 3 (this grid) is on unit-norm
+#: rows (as the oracle now sees them)
 POLICIES = [("EpsilonGreedy", {"epsilon": e}) for e in (0.02, 0.05)] + \
            [("SquareCB", {"gamma_scale": g}) for g in (3.0, 10.0, 30.0)]
 ORACLES = [("adagrad", lr) for lr in (0.03, 0.06, 0.1, 0.2)]

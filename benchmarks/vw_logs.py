@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     work = Path(args.work)
-    lines = ["| examples | command | ours wall s | VW wall s | ours CPU s | VW CPU s | ours peak RSS MB | VW peak RSS MB |",
+    lines = ["| examples | command | ours wall s | VW wall s | ours CPU s | VW CPU s | ours peak RSS MB "
+             "| VW peak RSS MB |",
              "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for n in args.sizes:
         path = work / f"log_{n}.vw"
@@ -125,7 +126,9 @@ def main(argv: list[str] | None = None) -> str:
         for task in ("train", "predict", "evaluate"):
             o = next(r for r in rows if r["task"] == task and r["who"] == "noisyfeedback")
             v = next((r for r in rows if r["task"] == task and r["who"] == "vw"), None)
-            f = (lambda r, k, fmt: fmt.format(r[k]) if r else "–")
+            def f(r, k, fmt):
+                return fmt.format(r[k]) if r else "–"
+
             lines.append(f"| {n:,} | {task} | {o['wall']:.1f} | {f(v, 'wall', '{:.1f}')} | {o['cpu']:.1f} | "
                          f"{f(v, 'cpu', '{:.1f}')} | {o['rss']:.0f} | {f(v, 'rss', '{:.0f}')} |")
             print(lines[-1], flush=True)

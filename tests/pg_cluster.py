@@ -53,8 +53,9 @@ def cluster(fsync: bool = False):
     run = lambda *a: subprocess.run(prefix + list(a), check=True, capture_output=True, timeout=60)  # noqa: E731
     try:
         run(f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "nf", "--no-sync", "-E", "UTF8")
-        run(f"{bindir}/pg_ctl", "-D", data, "-o", f"-k {root} -c listen_addresses='' -c fsync={'on' if fsync else 'off'} "
-            "-c max_connections=200", "-l", os.path.join(root, "log"), "-w", "-t", "30", "start")
+        run(f"{bindir}/pg_ctl", "-D", data, "-o",
+            f"-k {root} -c listen_addresses='' -c fsync={'on' if fsync else 'off'} -c max_connections=200",
+            "-l", os.path.join(root, "log"), "-w", "-t", "30", "start")
     except (subprocess.SubprocessError, OSError) as exc:
         shutil.rmtree(root, ignore_errors=True)
         unavailable(f"could not start PostgreSQL: {exc}")

@@ -25,7 +25,8 @@ _CHILD = r"""
 import json, os, signal, sys
 from noisyfeedback.lab import store
 from noisyfeedback.lab.recipes import PAPERS, _load_builtin, run_paper
-name, kill_after, plan, patches, out = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+name, kill_after, plan = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+patches, out = json.loads(sys.argv[4]), sys.argv[5]
 _load_builtin()
 module = sys.modules[PAPERS[name].run.__module__]
 for attr, value in patches.items():
@@ -126,7 +127,7 @@ def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None
 
     rec._load_builtin()
     saved = {"recipes": dict(rec.RECIPES), "attrs": []}
-    for name, recipe in list(rec.RECIPES.items()):
+    for name in list(rec.RECIPES):
         paper = rec.PAPERS[name]
         module = sys.modules[paper.run.__module__]
         for attr, value in (patches or {}).get(name, {}).items():

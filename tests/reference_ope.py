@@ -63,8 +63,8 @@ def sequential_slates(p: list[float], L: int) -> dict[tuple, float]:
 def slate_marginals(dist: dict[tuple, float], m: int, L: int) -> np.ndarray:
     M = np.zeros((m, L))
     for s, prob in dist.items():
-        for l, j in enumerate(s):
-            M[j, l] += prob
+        for p, j in enumerate(s):
+            M[j, p] += prob
     return M
 
 
@@ -75,8 +75,8 @@ def slot_ips(rounds: list[dict]) -> float:
     for rd in rounds:
         m, L = rd["m"], len(rd["s"])
         P, M = slate_marginals(rd["target"], m, L), slate_marginals(rd["logging"], m, L)
-        for l, j in enumerate(rd["s"]):
-            total += P[j, l] / M[j, l] * h(rd["r"][l], rd["rho0"][j], rd["rho1"][j])
+        for p, j in enumerate(rd["s"]):
+            total += P[j, p] / M[j, p] * h(rd["r"][p], rd["rho0"][j], rd["rho1"][j])
     return total / len(rounds)
 
 
@@ -89,13 +89,13 @@ def pseudoinverse(rounds: list[dict]) -> float:
 
         def ind(s):
             v = np.zeros(L * m)
-            for l, j in enumerate(s):
-                v[l * m + j] = 1.0
+            for p, j in enumerate(s):
+                v[p * m + j] = 1.0
             return v
 
         G = sum(prob * np.outer(ind(s), ind(s)) for s, prob in rd["logging"].items())
         q = sum(prob * ind(s) for s, prob in rd["target"].items())
         w = q @ np.linalg.pinv(G) @ ind(rd["s"])
-        r = sum(h(rd["r"][l], rd["rho0"][j], rd["rho1"][j]) for l, j in enumerate(rd["s"]))
+        r = sum(h(rd["r"][p], rd["rho0"][j], rd["rho1"][j]) for p, j in enumerate(rd["s"]))
         total += w * r
     return total / len(rounds)

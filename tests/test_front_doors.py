@@ -52,7 +52,8 @@ def _required(cls) -> dict:
 
 def _dataset_for(cls) -> str:
     tags = registry.learner_tags(cls)
-    return {"regression": "ors_synthetic", "teachers": "breast_cancer", "label_noise": "iris"}.get(tags.family, "synsep")
+    by_family = {"regression": "ors_synthetic", "teachers": "breast_cancer", "label_noise": "iris"}
+    return by_family.get(tags.family, "synsep")
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -197,7 +198,9 @@ def test_every_learner_in_a_toml_config(name):
     channel = {"regression": "gaussian", "teachers": "full", "label_noise": "confusion"}.get(
         tags.family, "bandit" if cls.feedback_kind == "bandit" else "dilute" if cls.feedback_kind == "set" else "full")
     extra = _required(cls)
-    cfg = {"n_rounds": 100, "datasets": [{"name": _dataset_for(cls), **({} if _dataset_for(cls) in ("iris", "breast_cancer") else {"n_samples": 200})}],
+    dataset = _dataset_for(cls)
+    cfg = {"n_rounds": 100,
+           "datasets": [{"name": dataset, **({} if dataset in ("iris", "breast_cancer") else {"n_samples": 200})}],
            "channels": [{"name": channel, "params": {"m": 2} if channel == "dilute" else
                          {"noise": 0.2} if channel == "confusion" else {}}],
            "learners": [{"name": name, "params": extra}]}
@@ -226,7 +229,8 @@ def test_every_channel_name_and_alias_through_the_cli_and_a_toml_config(name, tm
     assert res.exit_code == 0, res.output
     assert cls.__name__ in res.output
     cparams = {"noise": 0.2} if cls.__name__ == "ConfusionNoise" else {"m": 2} if cls.__name__ == "Diluted" else {}
-    plan = validate_config({"n_rounds": 100, "datasets": [{"name": dataset, **({"n_samples": 200} if dataset != "iris" else {})}],
+    plan = validate_config({"n_rounds": 100,
+                            "datasets": [{"name": dataset, **({"n_samples": 200} if dataset != "iris" else {})}],
                             "channels": [{"name": name, "params": cparams}],
                             "learners": [{"name": learner, "params": lparams}]})
     assert plan.n_tasks == 1

@@ -11,8 +11,8 @@ Every learner class declares, next to ``_parameter_constraints``, the learned at
 A dimension is an int, the name of an int parameter (or of an already checked learned int
 scalar), a product of those (``"n_classes*d"``), or a free symbol (``"d"``) that must be the
 same in every array that uses it; a sum (``"d+1"``) is of bound terms only (arrays are checked
-in the order of the declaration, so a symbol is bound by an earlier array). ``shape`` may also be a function of the parameters returning
-such a tuple (``lambda p: ("n_classes", "d") if p["diagonal"] else ...``). ``None`` is any
+in the order of the declaration, so a symbol is bound by an earlier array). ``shape`` may also be a function of the
+parameters returning such a tuple (``lambda p: ("n_classes", "d") if p["diagonal"] else ...``). ``None`` is any
 length. ``save`` refuses an attribute that is not declared, so a new learner that forgets its
 declaration fails the shared check suite's save/load round trip.
 

@@ -54,7 +54,8 @@ class FeedbackChannel:
         if type(self) is not type(other):
             return NotImplemented
         a, b = self._params(), other._params()  # type: ignore[attr-defined]
-        return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k] for k in a)
+        return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k]
+                                            for k in a)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -287,7 +288,8 @@ def check_confusion_matrix(C: Any, owner: str = "ConfusionNoise", max_condition:
         raise TypeError(f"The 'C' parameter of {owner} must be a real matrix; got dtype {C.dtype}.")
     C = C.astype(np.float64)
     if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] < 2:
-        raise ValueError(f"The 'C' parameter of {owner} must be a square K x K matrix with K >= 2; got shape {C.shape}.")
+        raise ValueError(f"The 'C' parameter of {owner} must be a square K x K matrix with K >= 2; "
+                         f"got shape {C.shape}.")
     if not np.isfinite(C).all() or (C < 0).any():
         raise ValueError(f"The 'C' parameter of {owner} must hold probabilities >= 0 (no NaN/inf).")
     sums = C.sum(axis=0)

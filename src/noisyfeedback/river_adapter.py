@@ -74,7 +74,8 @@ class RiverClassifier(base.Classifier):
             hit = (actions.reshape(1, -1) == k).any(axis=1).astype(np.int64)
             self.learner.learn(X, actions, hit, probs)
         else:
-            raise TypeError(f"RiverClassifier wraps classifiers; {type(self.learner).__name__} learns {kind!r} feedback.")
+            raise TypeError(f"RiverClassifier wraps classifiers; {type(self.learner).__name__} learns {kind!r} "
+                            "feedback.")
 
     def predict_one(self, x: dict) -> Hashable | None:
         k = int(self.learner.predict(self._row(x))[0])

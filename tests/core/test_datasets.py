@@ -289,7 +289,7 @@ def write_letter(path: Path, n=20_000, seed=0):
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 26, n)
     feats = rng.integers(0, 16, (n, 16))
-    lines = [",".join([chr(65 + l)] + [str(v) for v in f]) for l, f in zip(labels, feats)]
+    lines = [",".join([chr(65 + lab)] + [str(v) for v in f]) for lab, f in zip(labels, feats)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return feats, labels

@@ -224,7 +224,7 @@ def test_malformed_csr_is_refused_naming_the_row_in_every_entry_point():
             "regressor predict": lambda: nf.NLMS(1.0).fit(np.ones((2, d)), np.ones(2)).predict(X),
             "set learner": lambda: nf.MCSLP(3, m=1).partial_fit(X, yy),
         }
-        for name, call in calls.items():
+        for call in calls.values():
             with pytest.raises(ValueError, match=f"malformed CSR matrix: row {row} is invalid"):
                 call()
 

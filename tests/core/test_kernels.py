@@ -201,7 +201,8 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
 
     W = np.zeros((K, 9))
     mistakes = np.empty(120, np.int8)
-    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes, *NO_STATE)
+    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes,
+                    *NO_STATE)
 
     Wref = np.zeros((K, 9))
     mref = []
@@ -218,7 +219,8 @@ def test_banditron_act_then_learn_equals_simulate(rng):
     u_l, u_f = rng.random(30), rng.random(30)
     order = np.arange(30)
     W1 = np.zeros((4, 6))
-    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f, np.empty(30, np.int8), *NO_STATE)
+    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
+                    np.empty(30, np.int8), *NO_STATE)
     W2 = np.zeros((4, 6))
     for i in range(30):
         a, p = np.empty(1, np.int64), np.empty(1)

@@ -61,8 +61,8 @@ def test_directory_glob_list_and_dataset_are_the_concatenated_files(tmp_path):
         _same(stream_log(source, chunk_rows=150), X, a, r, p, 150)
     # a list in another order is read in that order
     back = read_log(files[::-1])
-    order = np.concatenate([np.arange(lo, hi) for lo, hi in
-                            zip(np.linspace(0, 1000, 6).astype(int)[:-1], np.linspace(0, 1000, 6).astype(int)[1:])][::-1])
+    edges = np.linspace(0, 1000, 6).astype(int)
+    order = np.concatenate([np.arange(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])][::-1])
     np.testing.assert_array_equal(back.X, X[order])
     # hive partitioning: the partition column is there by name, not a feature by default
     log = read_log(d, partitioning="hive")

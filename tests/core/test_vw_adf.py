@@ -272,7 +272,8 @@ def test_writer_refuses_what_vw_text_cannot_carry(tmp_path):
         with pytest.raises(ValueError, match="example 0"):
             write_vw_adf(tmp_path / "x.vw", [ex])
     with pytest.raises(ValueError, match="sum to 1"):
-        write_vw_ccb(tmp_path / "x.vw", [CCBExample({}, [{}, {}], [CCBSlot({}, CCBOutcome(0, 0.0, ((0, 0.5), (1, 0.4))))])])
+        slot = CCBSlot({}, CCBOutcome(0, 0.0, ((0, 0.5), (1, 0.4))))
+        write_vw_ccb(tmp_path / "x.vw", [CCBExample({}, [{}, {}], [slot])])
 
 
 # ------------------------------------------------------------------ interop with vowpalwabbit

@@ -93,7 +93,8 @@ def test_sensitivity_runs(report):
     assert "whole training half" in md and "ε/√|S_t|" in md
     assert md.count("| main: 150 training examples, ε = 1 | 4 |") == 1
     pegasos = md.split("**Optimisation error of the SGD baseline")[1].split("##")[0]
-    assert sum(ln.startswith(("| 1 vs 3 | 1 |", "| 1 vs 8 | 1 |", "| 3 vs 8 | 1 |")) for ln in pegasos.splitlines()) == 3
+    rows = ("| 1 vs 3 | 1 |", "| 1 vs 8 | 1 |", "| 3 vs 8 | 1 |")
+    assert sum(ln.startswith(rows) for ln in pegasos.splitlines()) == 3
 
 
 def test_a_split_is_reproducible_and_resume_reuses_tasks(report, tmp_path, monkeypatch):

@@ -189,7 +189,7 @@ def test_results_do_not_depend_on_the_number_of_jobs(tmp_path):
     from noisyfeedback.lab.engine import Engine
 
     tasks = []
-    for i, v in enumerate(["noisy feedback", "beta", "two samples (unknown v)"]):
+    for v in ["noisy feedback", "beta", "two samples (unknown v)"]:
         tasks.append({"op": "report", "key": ("single", "t", v), "n_checkpoints": 5, "runs": [
             {"seed": s, "data": {"kind": "synthetic", "n_samples": 500, "seed": s},
              "noise": {"kind": "uniform", "M": 2.0, "seed": 10 + s},

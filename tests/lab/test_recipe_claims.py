@@ -119,8 +119,8 @@ def test_batra2021_registered_claims_hold_and_fail():
         gaps = pd.DataFrame([{"dataset": "Syn", "m": 2, "gap at T/10": 0.1, "gap at T": gap, "rounds T": 1000,
                               "gap, 2nd half": gap}])
         ms = np.arange(1, 9)
-        msw = pd.DataFrame({"dataset": "Syn", "learner.m": ms, "error_rate": 0.1 + 0.05 * ms if good else 0.6 - 0.05 * ms,
-                            "learner.gamma": 0.2})
+        msw = pd.DataFrame({"dataset": "Syn", "learner.m": ms,
+                            "error_rate": 0.1 + 0.05 * ms if good else 0.6 - 0.05 * ms, "learner.gamma": 0.2})
         results = {"fin": fin, "gaps": gaps, "gtab": gtab, "msw": msw, "levels_by_ds": {"Syn": lv}, "real": [],
                    "synthetic": ["Syn"]}
         holds = _judged(ba.PAPER.claims(results, _ctx({})))
@@ -136,7 +136,8 @@ def test_louche2015_registered_claims_hold_and_fail():
                 "confusion_rate": v} for k, v in values.items()]
         for run in (0, 1):
             for lam, u, p in zip((0.3, 0.6, 0.9), fig1a_uma, fig1a_perceptron):
-                base = {"part": "fig1a", "run": run, "lam": lam, "noise_level": lam, "cond": 1.0, "label_noise": lam / 2}
+                base = {"part": "fig1a", "run": run, "lam": lam, "noise_level": lam, "cond": 1.0,
+                        "label_noise": lam / 2}
                 out += [{**base, "learner": "UMA", "confusion_rate": u, "error": u},
                         {**base, "learner": "Perceptron", "confusion_rate": p, "error": p}]
         return pd.DataFrame(out)
@@ -186,7 +187,8 @@ def test_moroshko_registered_claims_hold_and_fail():
                              for v in mo.VARIANTS])
 
     def judged(beta_mse, gain, over):
-        results = {"s_single": single(beta_mse), "fig6": budget(gain, over), "traces": {}, "raw": {"budgets": [1.5, 2.5]}}
+        results = {"s_single": single(beta_mse), "fig6": budget(gain, over), "traces": {},
+                   "raw": {"budgets": [1.5, 2.5]}}
         return _judged(mo.PAPER.claims(results, _ctx({"self_tuned_budget": 1.5})))
 
     good, bad = judged(0.5, 0.5, 0.0), judged(2.0, -0.5, 0.01)
@@ -205,7 +207,8 @@ def test_open_bandit_registered_claims_hold_and_fail():
     def results(good: bool):
         est = pd.DataFrame([{"campaign": c, "estimator": e, "relative error": 0.1 + 0.01 * k,
                              "covers on-policy": good or e == "DM (ridge)"}
-                            for c in ("all", "men") for k, e in enumerate(["IPS", "SNIPS", "DM (ridge)", "DR (ridge)"])])
+                            for c in ("all", "men")
+                            for k, e in enumerate(["IPS", "SNIPS", "DM (ridge)", "DR (ridge)"])])
         # corrected IPS within 4 SE of the clean estimate and plain IPS beyond it (good), or the other way round
         plain, corrected = (12.0, 0.5) if good else (0.5, 12.0)
         flips = pd.DataFrame([{"rho0": r0, "rho1": 0.1, "estimator": e, "version": v, "bias vs clean": 0.001 * ses,
@@ -324,8 +327,10 @@ def test_moroshko_recommend_claims_hold_and_fail():
 
     def results(known: float, unknown: float):
         settings = [{"setting": "synthetic, M = 5", "figure": "Figure 2"}]
-        runs = lambda v: {"runs": [{"seed": s, "mse": v, "late_mse": v, "checkpoints": [1, 2], "curve": [v, v]}
-                                   for s in (0, 1)]}
+        def runs(v):
+            return {"runs": [{"seed": s, "mse": v, "late_mse": v, "checkpoints": [1, 2], "curve": [v, v]}
+                             for s in (0, 1)]}
+
         reported = {("single", "synthetic, M = 5", v): runs(1.0) for v in mo.VARIANTS}
         ours = {("recommend", "synthetic, M = 5", "WeightedRLS (known variance)"): runs(known),
                 ("recommend", "synthetic, M = 5", "WeightedRLS (unknown, one label)"): runs(unknown),

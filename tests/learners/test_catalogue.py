@@ -133,7 +133,7 @@ def test_hashed_rounds_of_items_with_the_same_feature_names_score_as_one_candida
     rng = np.random.default_rng(5)
     shared = [{"u": {"a": rng.normal(), "b": rng.normal(), "c": "x"}, "v": {"d": rng.normal()}} for _ in range(4)]
     emb = lambda: {"i": {f"e{j}": rng.normal() for j in range(4)}, "j": {"w": rng.normal()}}  # noqa: E731
-    rounds = [[emb() for _ in range(5)], [emb() for _ in range(3)], [emb() for _ in range(4)], [emb() for _ in range(3)]]
+    rounds = [[emb() for _ in range(n)] for n in (5, 3, 4, 3)]
     rounds[1][2]["i"]["other"] = 1.0         # one more feature: the general path
     rounds[2][1]["j"] = {"w2": 1.0}          # another name
     del rounds[3][0]["i"]["e1"]               # one left out
@@ -563,8 +563,8 @@ def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin, fu
     K.adagrad_features(t1, G1, kidx, kval, n, 0.37, 0.05)
     t2, G2 = theta.copy(), G.copy()
     assert (len(c_idx) == d_c) == full
-    K.adagrad_dense_rows(code, t2, G2, np.empty(d_a + d_c + d_c * d_a), d_c, d_a, c_idx, c_val, 0, len(c_idx), inv_x, a_val, 0, d_a,
-                         inv_z, c, 0.37, 0.05)
+    K.adagrad_dense_rows(code, t2, G2, np.empty(d_a + d_c + d_c * d_a), d_c, d_a, c_idx, c_val, 0, len(c_idx), inv_x,
+                         a_val, 0, d_a, inv_z, c, 0.37, 0.05)
     np.testing.assert_array_equal(t1, t2)
     np.testing.assert_array_equal(G1, G2)
     assert not np.array_equal(t1, theta)

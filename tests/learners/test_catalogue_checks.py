@@ -1,6 +1,7 @@
 """The shared check suite for the catalogue learners (feedback_kind 'catalogue'): discovered in
-the catalogue (``noisyfeedback.checks.registered_learners()``) as test_learner_checks.py discovers the index learners, with a candidate stream in place
-of (X, y). The same contract: parameters, clone, repr, seeds, save/load, bad input named, fit_logged."""
+the catalogue (``noisyfeedback.checks.registered_learners()``) as test_learner_checks.py discovers the index learners,
+with a candidate stream in place of (X, y). The same contract: parameters, clone, repr, seeds, save/load, bad input
+named, fit_logged."""
 
 import inspect
 

@@ -174,7 +174,8 @@ def test_acceptance_noisy_diluted_estimator_is_unbiased(K, m, rho0, rho1):
     """Enumerate the set A and the observed f̃ with its probability: the average update is U."""
     rng = np.random.default_rng(K * m)
     h = nf.MCDBF(K, m, rho0=rho0, rho1=rho1)._h()
-    assert (1 - rho1) * h[1] + rho1 * h[0] == pytest.approx(1.0) and rho0 * h[1] + (1 - rho0) * h[0] == pytest.approx(0.0, abs=1e-15)
+    assert (1 - rho1) * h[1] + rho1 * h[0] == pytest.approx(1.0)
+    assert rho0 * h[1] + (1 - rho0) * h[0] == pytest.approx(0.0, abs=1e-15)
     for _ in range(2):
         W, x, y, gamma = _random_case(rng, K)
         top = _top(W @ x, m)[0]

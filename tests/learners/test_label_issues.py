@@ -75,7 +75,8 @@ def test_flagged_count_is_the_expected_number_of_flips():
     np.testing.assert_allclose(clean_prior(yn, C3), pi_true, atol=0.01)
     assert abs(len(idx) - (yn != y).sum()) < 4 * np.sqrt(y.size * 0.25)  # and the realised number of flips
     # symmetric noise: m = nρ whatever the prior
-    Cs = np.full((3, 3), 0.1); np.fill_diagonal(Cs, 0.8)
+    Cs = np.full((3, 3), 0.1)
+    np.fill_diagonal(Cs, 0.8)
     X, y, yn, cell, P = _cells(20_000, 2, Cs)
     assert len(nf.find_label_issues(X, yn, Cs, proba=P[cell])) == round(0.2 * yn.size)
 

@@ -94,8 +94,10 @@ def test_channel_flips_follow_the_played_action():
 # ------------------------------------------------------------ equal rates: bits
 SCALAR = [
     (lambda r0, r1: nf.RCNBF(K, gamma=0.2, rho0=r0, rho1=r1, seed=1), lambda r0, r1: nf.feedback.NoisyBandit(r0, r1)),
-    (lambda r0, r1: nf.MCDBF(K, m=1, gamma=0.2, rho0=r0, rho1=r1, seed=1), lambda r0, r1: nf.feedback.Diluted(1, r0, r1)),
-    (lambda r0, r1: nf.MCDBF(K, m=2, gamma=0.3, rho0=r0, rho1=r1, seed=1), lambda r0, r1: nf.feedback.Diluted(2, r0, r1)),
+    (lambda r0, r1: nf.MCDBF(K, m=1, gamma=0.2, rho0=r0, rho1=r1, seed=1),
+     lambda r0, r1: nf.feedback.Diluted(1, r0, r1)),
+    (lambda r0, r1: nf.MCDBF(K, m=2, gamma=0.3, rho0=r0, rho1=r1, seed=1),
+     lambda r0, r1: nf.feedback.Diluted(2, r0, r1)),
     (lambda r0, r1: nf.SquareCB(K, rho0=r0, rho1=r1, seed=1), lambda r0, r1: nf.feedback.NoisyBandit(r0, r1)),
     (lambda r0, r1: nf.SquareCB(K, oracle="ridge", rho0=r0, rho1=r1, seed=1),
      lambda r0, r1: nf.feedback.NoisyBandit(r0, r1)),

@@ -143,7 +143,7 @@ def test_interior_point_subsolver_matches_cvxpy():
     from noisyfeedback.learners.teachers._solver import qp_ipm
 
     rng = np.random.default_rng(17)
-    for trial in range(3):
+    for _ in range(3):
         n, d, T = 120, 6, 5
         Z = rng.normal(size=(n, d))
         tid = rng.integers(0, T, size=n)

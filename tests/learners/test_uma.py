@@ -336,7 +336,8 @@ def test_clone_get_set_params():
         assert p.keys() == q.keys()
         assert all(np.array_equal(p[k], q[k]) if isinstance(p[k], np.ndarray) else p[k] == q[k] for k in p)
     assert m.clone(max_iter=9).max_iter == 9
-    assert eval(repr(UMA(strategy="random", seed=2)), {"UMA": UMA}).get_params() == UMA(strategy="random", seed=2).get_params()
+    again = eval(repr(UMA(strategy="random", seed=2)), {"UMA": UMA})
+    assert again.get_params() == UMA(strategy="random", seed=2).get_params()
     with pytest.raises(ValueError, match="Invalid parameter"):
         m.set_params(not_a_parameter=1)
 
@@ -544,7 +545,8 @@ def test_random_confusion_family():
     assert np.array_equal(random_confusion(4, 0.0, seed=0), np.eye(4))
     C, R = random_confusion(4, 1.0, seed=0, return_reference=True)
     np.testing.assert_allclose(C, R, rtol=1e-12)
-    offdiag = [np.linalg.norm(c - np.diag(np.diag(c))) for c in (random_confusion(4, lam, seed=0) for lam in (0.2, 0.5, 0.9))]
+    offdiag = [np.linalg.norm(c - np.diag(np.diag(c)))
+               for c in (random_confusion(4, lam, seed=0) for lam in (0.2, 0.5, 0.9))]
     assert offdiag == sorted(offdiag)
 
 

@@ -24,7 +24,8 @@ from noisyfeedback.ope import replication
 
 K = 5
 #: one number, then two hashed strings, per item (the sample's form)
-ITEM_FEATURES = [[0.5, -1.0, 2.0, 0.0, 1.5], ["ab12", "cd34", "ab12", "ef56", "cd34"], ["x9f", "x9f", "y0a", "y0a", "x9f"]]
+ITEM_FEATURES = [[0.5, -1.0, 2.0, 0.0, 1.5], ["ab12", "cd34", "ab12", "ef56", "cd34"],
+                 ["x9f", "x9f", "y0a", "y0a", "x9f"]]
 
 
 def _write(root, n=40, seed=0, item_features=ITEM_FEATURES):

@@ -188,7 +188,8 @@ def test_bad_feature_requests_get_422_naming_the_field_and_log_nothing(tmp_path,
     cfg, app, key = service(tmp_path, params={"seed": 0})
     with TestClient(app) as c:
         h = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        r = c.post("/rank", content=body, headers=h) if isinstance(body, bytes) else c.post("/rank", json=body, headers=h)
+        r = (c.post("/rank", content=body, headers=h) if isinstance(body, bytes)
+             else c.post("/rank", json=body, headers=h))
         assert r.status_code == 422, r.text
         assert field in ".".join(map(str, r.json()["detail"][0]["loc"])), r.text
         assert app.state.engine.stats["events"] == 0

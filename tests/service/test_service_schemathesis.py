@@ -154,7 +154,8 @@ def test_schemathesis_every_route_and_the_rank_reward_links():
 
 FEATURE_ROUTES = {"POST /rank", "POST /reward", "POST /rank/multislot", "POST /reward/multislot",
                   "POST /events/{event_id}/activate", "POST /personalizer/v1.0/rank",
-                  "POST /personalizer/v1.0/events/{eventId}/reward", "POST /personalizer/v1.0/events/{eventId}/activate",
+                  "POST /personalizer/v1.0/events/{eventId}/reward",
+                  "POST /personalizer/v1.0/events/{eventId}/activate",
                   "POST /personalizer/v1.0/multislot/rank", "POST /personalizer/v1.0/multislot/events/{eventId}/reward",
                   "POST /personalizer/v1.0/multislot/events/{eventId}/activate"}
 PER_FEATURE_ROUTE = 30

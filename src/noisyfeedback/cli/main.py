@@ -140,8 +140,9 @@ def check_flags(cls: type, role: str, channel_cls: type | None, given: dict[str,
     for flag in _COMMON:
         if given.get(flag) is not None and flag not in takes:
             under = f" nor {channel_cls.__name__}" if channel_cls is not None else ""
+            takes = ", ".join(p for p in registry.learner_params(cls) if p != "n_classes")
             raise CLIError(f"--{flag} does not apply to {cls.__name__}{under} (no parameter {flag!r}); "
-                           f"{cls.__name__} takes: {', '.join(p for p in registry.learner_params(cls) if p != 'n_classes')}.")
+                           f"{cls.__name__} takes: {takes}.")
     roles = {"rounds": ("online", "regression"), "teachers": ("teachers",), "evil": ("teachers",),
              "test_fraction": ("batch", "teachers")}
     for flag, where in roles.items():
@@ -280,7 +281,8 @@ def simulate(
     dataset: Annotated[str, typer.Option("--dataset", help="Dataset name (see `noisyfeedback datasets`: generated, "
                                          "bundled, file-based and the regression streams) or a data file.")],
     feedback: Annotated[Optional[str], typer.Option(
-        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} (or {', '.join(registry.CHANNEL_ALIASES)}; "
+        "--feedback", "-f", help=f"Feedback channel: {', '.join(registry.CHANNELS)} "
+        f"(or {', '.join(registry.CHANNEL_ALIASES)}; "
         "default: the one matching the "
         "learner: FullLabel for the Perceptron and MC-SLP, NoisyBandit for bandit learners, Diluted for MC-DBF, "
         "GaussianNoise for NLMS/ORS, ConfusionNoise for UMA; ConfusionNoise takes C as a matrix or as a uniform "
@@ -291,7 +293,8 @@ def simulate(
     normalize: Annotated[bool, typer.Option("--normalize/--no-normalize", help="Scale rows to unit L2 norm.")] = False,
     n_samples: Annotated[Optional[int], typer.Option(
         "--n-samples", min=1, help="Rows to generate (generated datasets only; default: the generator's).")] = None,
-    data_seed: Annotated[Optional[int], typer.Option(help="Seed of generated datasets (default: the generator's, 0).")] = None,
+    data_seed: Annotated[Optional[int], typer.Option(
+        help="Seed of generated datasets (default: the generator's, 0).")] = None,
     gamma: Annotated[Optional[float], typer.Option(help="Exploration rate γ of the learners that take one "
                                                    "(default 0.1; refused for a learner without γ).")] = None,
     rho0: Annotated[Optional[float], typer.Option(help="P(feedback 1 | truly 0) of noisy channels (also given to "
@@ -310,12 +313,14 @@ def simulate(
                                       "the held-out split, label noise and teachers of batch learners).")] = 0,
     teachers: Annotated[Optional[int], typer.Option("--teachers", min=1, help="Teacher learners: number of random "
                                                     "teachers labelling the rows (default 10).")] = None,
-    evil: Annotated[Optional[float], typer.Option("--evil", min=0.0, max=1.0, help="Teacher learners: fraction of the "
-                                                  "teachers that are evil (flip all their labels; default 0.2).")] = None,
+    evil: Annotated[Optional[float], typer.Option(
+        "--evil", min=0.0, max=1.0,
+        help="Teacher learners: fraction of the teachers that are evil (flip all their labels; default 0.2).")] = None,
     test_fraction: Annotated[Optional[float], typer.Option("--test-fraction", min=0.05, max=0.95, help="Batch learners "
                                                            "(UMA, teachers): share of rows held out for the error "
                                                            "(default 0.25).")] = None,
-    save_trace: Annotated[Optional[Path], typer.Option(help="Write the trace (or result) as JSON to this path.")] = None,
+    save_trace: Annotated[Optional[Path], typer.Option(
+        help="Write the trace (or result) as JSON to this path.")] = None,
 ) -> None:
     """Simulate one learner on one dataset under one feedback channel and print its error (or MSE).
 

@@ -379,7 +379,8 @@ def train(
         _check_finite(lrn, str(data))
         out = lrn.save(model)
         meta = {"record": RECORD, "format": fmt, "n_actions": K, "reward": reward, "rho0": rho0, "rho1": rho1,
-                "learner": type(lrn).__name__, "examples": n_lab, "passes": passes, **({"slots": S} if fmt == "ccb" else {})}
+                "learner": type(lrn).__name__, "examples": n_lab, "passes": passes,
+                **({"slots": S} if fmt == "ccb" else {})}
         _meta_path(out).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     except _ERRORS as exc:
         _fail(str(exc))

@@ -235,7 +235,8 @@ def load_item_context(policy: str = "random", campaign: str = "all", data_dir: s
         raise ValueError(f"{path}: needs the columns item_id and item_feature_*; the columns are {list(df.columns)}.")
     ids = df["item_id"].to_numpy()
     if not np.issubdtype(ids.dtype, np.integer) or np.sort(ids).tolist() != list(range(len(ids))):
-        raise ValueError(f"{path}: column 'item_id' must list each item 0..{len(ids) - 1} once; got {ids[:8].tolist()}...")
+        raise ValueError(f"{path}: column 'item_id' must list each item 0..{len(ids) - 1} once; "
+                         f"got {ids[:8].tolist()}...")
     df = df.iloc[np.argsort(ids, kind="stable")]
     for c in cols:
         if df[c].isna().any():

@@ -74,7 +74,8 @@ def topic_teachers(X=None, n_teachers: int | None = None, *, labels=None, seed=0
                     raise ValueError("labels of topic_teachers contain NaN or infinity.")
                 return np.unique(L, return_inverse=True)[1].astype(np.int64).ravel()
             if L.ndim != 2:
-                raise ValueError(f"labels of topic_teachers must be 1-D or a 2-D indicator matrix; got shape {L.shape}.")
+                raise ValueError("labels of topic_teachers must be 1-D or a 2-D indicator matrix; "
+                                 f"got shape {L.shape}.")
             L = sp.csr_matrix(L)
         L.eliminate_zeros()
         counts = np.diff(L.indptr)

@@ -20,9 +20,9 @@ Parsed form (what the readers return and the writers take): features are
 VW's default namespace ``" "``; a feature without a value has value 1.0; ``name:value`` with a
 number is that number times the namespace's scale (``|ns:0.5``); ``name:text`` with a value that
 is not a number is a string feature (VW hashes it as the chain hash of the text and the name) and
-stays the string ``"text"`` (it must not start like a number or spell inf/nan). A feature repeated within a namespace is summed (what VW's linear
-model does with two copies); a string feature repeated, or mixed with a number of the same name,
-cannot be held in a dict and is an error. Namespaces with no features are dropped. Tags (a word
+stays the string ``"text"`` (it must not start like a number or spell inf/nan). A feature repeated within a namespace is
+summed (what VW's linear model does with two copies); a string feature repeated, or mixed with a number of the same
+name, cannot be held in a dict and is an error. Namespaces with no features are dropped. Tags (a word
 starting with ``'``, or touching the ``|``) are read past and not kept.
 
 Every malformed line raises ``ValueError`` naming the file and line. Files may be gzip/bzip2/xz
@@ -265,8 +265,10 @@ def read_vw_adf(source: str | os.PathLike | Iterable[str]) -> list[ADFExample]:
     """Read VW ``--cb_adf`` text (a path, a string holding newlines, or an iterable of lines).
 
     >>> exs = read_vw_adf("shared |User a:2 city:paris\\n|Action x\\n0:-1:0.25 |Action y:0.5\\n\\n| z\\n")
-    >>> exs[0].shared, exs[0].actions, exs[0].label
-    ({'User': {'a': 2.0, 'city': 'paris'}}, [{'Action': {'x': 1.0}}, {'Action': {'y': 0.5}}], CBLabel(index=1, cost=-1.0, probability=0.25))
+    >>> exs[0].shared, exs[0].actions
+    ({'User': {'a': 2.0, 'city': 'paris'}}, [{'Action': {'x': 1.0}}, {'Action': {'y': 0.5}}])
+    >>> exs[0].label
+    CBLabel(index=1, cost=-1.0, probability=0.25)
     >>> exs[1]
     ADFExample(shared={}, actions=[{' ': {'z': 1.0}}], label=None)
     """
@@ -339,8 +341,11 @@ def read_vw_ccb(source: str | os.PathLike | Iterable[str]) -> list[CCBExample]:
 
     >>> exs = read_vw_ccb("ccb shared |User a\\nccb action |Action b\\nccb action |Action c\\n"
     ...                   "ccb slot 1:-1:0.8,0:0.2 0,1 |Slot s\\nccb slot |Slot t\\n")
-    >>> exs[0].slots[0]
-    CCBSlot(features={'Slot': {'s': 1.0}}, label=CCBOutcome(action=1, cost=-1.0, probabilities=((1, 0.8), (0, 0.2))), include=(0, 1))
+    >>> slot = exs[0].slots[0]
+    >>> slot.features, slot.include
+    ({'Slot': {'s': 1.0}}, (0, 1))
+    >>> slot.label
+    CCBOutcome(action=1, cost=-1.0, probabilities=((1, 0.8), (0, 0.2)))
     >>> exs[0].slots[1].label is None
     True
     """
@@ -457,7 +462,8 @@ def adf_lines(example: ADFExample, where: str = "example") -> list[str]:
     if lab is not None:
         idx = int(lab.index)
         if not 0 <= idx < len(example.actions):
-            raise ValueError(f"{where}: the label's index {lab.index} is not one of the {len(example.actions)} actions.")
+            raise ValueError(f"{where}: the label's index {lab.index} is not one of the "
+                             f"{len(example.actions)} actions.")
         c, p = _fmt_cost_prob(lab.cost, lab.probability, where)
     for a, feats in enumerate(example.actions):
         text = _fmt_features(feats, f"{where}, action {a}")

@@ -305,8 +305,9 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
             if top_out is not None:  # only the largest action is wanted
                 have = 0
                 continue
-            pieces.append((n_ex, ci, ch[:nc].copy(), cv[:nc].copy(), cn[:nc].copy(), off, ii[:int(off[n_ex]) + 1 if adf else 1],
-                           ih[:ni].copy(), iv[:ni].copy(), inn[:ni].copy(), la, lc, lp))
+            pieces.append((n_ex, ci, ch[:nc].copy(), cv[:nc].copy(), cn[:nc].copy(), off,
+                           ii[:int(off[n_ex]) + 1 if adf else 1], ih[:ni].copy(), iv[:ni].copy(), inn[:ni].copy(),
+                           la, lc, lp))
             del ch, cv, cn, ih, iv, inn
             if have >= chunk_rows:
                 yield emit(pieces, start)

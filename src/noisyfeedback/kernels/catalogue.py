@@ -315,8 +315,8 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
         ui = u[i]
         if ui == 0.0:
             continue
-        for l in range(D):
-            P[i, l] -= (ui * u[l]) / s
+        for j in range(D):
+            P[i, j] -= (ui * u[j]) / s
 
 
 @njit(cache=True, inline="always")
@@ -618,8 +618,8 @@ def _cat_act_body(mode, args):
 
 
 @njit(cache=True)
-def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx, c_val, c_ns, clo,
-               chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, row, c, f, lr, v_known, known):
+def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx, c_val, c_ns,
+               clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, row, c, f, lr, v_known, known):
     """Slot update: the candidate's score (``v_known`` when ``known``, else computed now), e = f − c·score,
     the oracle step. Returns the score used."""
     alo = a_indptr[row]
@@ -629,11 +629,11 @@ def learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask,
         score = v_known
     else:
         s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
-        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x, s_ctx,
-                                a_idx, a_val, a_ns, alo, ahi, inv_z)
+        score = candidate_score(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, c_val, c_ns, clo, chi, inv_x,
+                                s_ctx, a_idx, a_val, a_ns, alo, ahi, inv_z)
     e = f - c * score if c != 1.0 else f - score
-    update(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x,
-           a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr)
+    update(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi,
+           inv_x, a_idx, a_val, a_ns, alo, ahi, inv_z, c, e, lr)
     return score
 
 
@@ -662,9 +662,9 @@ def _cat_learn_body(mode, args):
             if r < 0:
                 continue
             c = exam_factor(s, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx,
-                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r, c,
-                               feedback[i, s], lr, 0.0, False)
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb,
+                               c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r,
+                               c, feedback[i, s], lr, 0.0, False)
             if k > 1 and exam_given.shape[0] == 0:
                 exam_num[s] += feedback[i, s]
                 exam_den[s] += min(max(score, 0.0), 1.0)
@@ -741,9 +741,9 @@ def _cat_simulate_body(mode, args):
             uf = u_flip[s_ * k + j]
             ft = (1 if uf >= rho1 else 0) if clean == 1 else (1 if uf < rho0 else 0)
             c = exam_factor(j, exam_given, exam_num, exam_den)
-            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb, c_idx,
-                               c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r, c, ft, lr,
-                               v[r], j == 0)
+            score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb,
+                               c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r, c,
+                               ft, lr, v[r], j == 0)
             if estimate:
                 exam_num[j] += ft
                 exam_den[j] += min(max(score, 0.0), 1.0)

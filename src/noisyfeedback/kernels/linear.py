@@ -384,7 +384,7 @@ def predict_rows(W, Xd, indptr, indices, data, sparse, out):
     s = np.empty(W.shape[0], np.float64)
     for i in range(n):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        row_scores(W, idx, val, nnz, s)
+        row_scores(W, idx, val, nnz, s)  # noqa: F821 # defined by the exec of generated source above
         out[i] = argmax_first(s)
 
 
@@ -397,7 +397,7 @@ def score_rows(W, Xd, indptr, indices, data, sparse, out):
     s = np.empty(W.shape[0], np.float64)
     for i in range(n):
         nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-        row_scores(W, idx, val, nnz, s)
+        row_scores(W, idx, val, nnz, s)  # noqa: F821 # defined by the exec of generated source above
         for k in range(W.shape[0]):
             out[i, k] = s[k]
 

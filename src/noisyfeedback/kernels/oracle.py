@@ -327,8 +327,8 @@ def ridge_row(W, b, P, u, a, e, idx, val, codes, values_, nnz, coded, inv):
     b[a] += g * u[d]
     for i in range(D):
         ui = u[i]
-        for l in range(D):
-            P[a, i, l] -= (ui * u[l]) / s
+        for j in range(D):
+            P[a, i, j] -= (ui * u[j]) / s
 
 
 @njit(cache=True, inline="always")

@@ -677,8 +677,8 @@ def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_tab, ns_new,
             if fs < 0 and nw == 0:
                 return _fail(err, E_NO_BAR, i, 0, 0)
             if fs >= 0:
-                oi = _features(buf, fs, fe, i, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive, t_rank,
-                               scratch, i_hash, i_val, i_ns, oi, err)
+                oi = _features(buf, fs, fe, i, ns_tab, ns_new, ns_cache, t_ns, t_key, t_hash, t_val, t_str, t_alive,
+                               t_rank, scratch, i_hash, i_val, i_ns, oi, err)
                 if oi < 0:
                     return -1
             row += 1

@@ -140,7 +140,8 @@ def demo_bandit_baselines(ctx: DemoContext) -> list:
                 "greedy prediction against the **true** label, before the update.",
                 f"Banditron's exploration rate γ = {g} is fixed here, not tuned. "
                 "Expected: the Perceptron, seeing full labels, errs least; the Banditron pays for "
-                "exploration with clean bandit feedback (a fraction γ·(K−1)/K of its rounds plays a random non-greedy label), and degrades "
+                "exploration with clean bandit feedback (a fraction γ·(K−1)/K of its rounds plays a random "
+                "non-greedy label), and degrades "
                 "badly when its feedback is flipped with ρ0 = 0.2, ρ1 = 0.4, because it treats the noisy "
                 "feedback as clean (the noise-corrected RCNBF is the fix).",
             ],

@@ -187,8 +187,12 @@ def expand_grid(values: dict[str, Any], zips: list[list[str]], loc: tuple, error
     """All combinations: lists are axes (product), ``zips`` groups vary together; ``{value = X}`` is literal X.
 
     >>> e = _Errors()
-    >>> expand_grid({"rho0": [0, 0.2], "rho1": [0, 0.4], "g": [1, 2]}, [["rho0", "rho1"]], (), e)
-    [{'rho0': 0, 'rho1': 0, 'g': 1}, {'rho0': 0, 'rho1': 0, 'g': 2}, {'rho0': 0.2, 'rho1': 0.4, 'g': 1}, {'rho0': 0.2, 'rho1': 0.4, 'g': 2}]
+    >>> for combo in expand_grid({"rho0": [0, 0.2], "rho1": [0, 0.4], "g": [1, 2]}, [["rho0", "rho1"]], (), e):
+    ...     print(combo)
+    {'rho0': 0, 'rho1': 0, 'g': 1}
+    {'rho0': 0, 'rho1': 0, 'g': 2}
+    {'rho0': 0.2, 'rho1': 0.4, 'g': 1}
+    {'rho0': 0.2, 'rho1': 0.4, 'g': 2}
     """
     zip_loc = loc if zip_loc is None else zip_loc
     axes: list[tuple[tuple[str, ...], list[tuple]]] = []
@@ -588,7 +592,8 @@ def _expand_channels(cfg: ExperimentConfig, errors: _Errors, n_classes_hint: int
             continue
         bad = [k for k in spec.params if k not in ct.params]
         for k in bad:
-            errors.add(loc + ("params", k), f"unknown parameter of {ct.name}; allowed: {', '.join(ct.params) or '(none)'}")
+            errors.add(loc + ("params", k),
+                       f"unknown parameter of {ct.name}; allowed: {', '.join(ct.params) or '(none)'}")
         if bad:
             continue
         combos = expand_grid(spec.params, spec.zip, loc + ("params",), errors, zip_loc=loc)
@@ -697,7 +702,8 @@ def _expand_learners(cfg: ExperimentConfig, errors: _Errors, selected_names: lis
             params = {n: _normalize_learner_value(cls, n, v) for n, v in combo.items()}
             shown = [n for n in params if n in varying]
             label = f"{base} {param_text(params, shown)}".strip() if shown else base
-            lst.append(LearnerCombo(spec_index=k, cls=cls, kind=kind, name=base, label=label, params=params, selected=selected))
+            lst.append(LearnerCombo(spec_index=k, cls=cls, kind=kind, name=base, label=label, params=params,
+                                    selected=selected))
         out.append(lst)
     return out
 
@@ -817,7 +823,7 @@ def build_plan(cfg: ExperimentConfig, base_dir: str | os.PathLike | None = None,
     if sel is not None:
         all_params = {n for lst in learners for c in lst for n in _learner_param_names(c.cls)}
         tuned_any = set()
-        for k, spec in enumerate(cfg.learners):
+        for spec in cfg.learners:
             tuned_any |= (_grid_names(spec.params, spec.zip) & set(sel.param))
         for i, p in enumerate(sel.param):
             loc = ("selection", "param") + ((i,) if len(sel.param) > 1 else ())

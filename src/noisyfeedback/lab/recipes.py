@@ -323,7 +323,8 @@ def run_paper(paper: Paper, *, quick: bool, data_dir, out_dir, jobs: int = 1, pr
     summary = claims_summary(claims)
     atomic_write_bytes(out_dir / "claims.json", (json.dumps({
         **summary, "paper": paper.name, "title": paper.title, "url": paper.url, "quick": bool(quick),
-        "claims": [{"claim": c.what, "paper": _fmt(c.paper), "ours": _fmt(c.ours), "holds": c.holds} for c in claims]}, indent=1) + "\n").encode("utf-8"))
+        "claims": [{"claim": c.what, "paper": _fmt(c.paper), "ours": _fmt(c.ours), "holds": c.holds} for c in claims]},
+        indent=1) + "\n").encode("utf-8"))
     head = [f"**{summary['summary']}** in this run"
             + (" (quick mode: it checks the pipeline, not the paper's results)" if quick else "") + ".",
             ("[All reports](../index.html) · " if _IN_ALL.get() else "") + f"[The paper]({paper.url})."]

@@ -1,4 +1,5 @@
-"""What the reproductions' "What we recommend instead" sections run (noisy and diluted bandit feedback): a plan, no report code.
+"""What the reproductions' "What we recommend instead" sections run (noisy and diluted bandit feedback): a plan, no
+report code.
 
 The papers' figures stay as they are; next to them, on the **same streams and seeds** (the same data
 sets, channels, round counts, checkpoints and report seeds as the paper's figure), the learners we

@@ -1,5 +1,5 @@
-"""What we recommend instead of UMA and ORS (label noise and noisy regression targets): the plan for the "What we recommend instead"
-sections of the ``louche2015`` and ``moroshko`` reproductions, as pure data and factories.
+"""What we recommend instead of UMA and ORS (label noise and noisy regression targets): the plan for the "What we
+recommend instead" sections of the ``louche2015`` and ``moroshko`` reproductions, as pure data and factories.
 
 No report code: each function returns task specs (dicts) whose ``learners`` map names to
 zero-argument factories; the reproductions run them on their own data and seeds.

@@ -67,7 +67,8 @@ class Section:
         items = list(self.tables.items()) if isinstance(self.tables, Mapping) else [("", t) for t in self.tables]
         for cap, t in items:
             if not isinstance(t, pd.DataFrame):
-                raise TypeError(f"table {cap!r} of section {self.heading!r} must be a pandas DataFrame; got {type(t).__name__}.")
+                raise TypeError(f"table {cap!r} of section {self.heading!r} must be a pandas DataFrame; "
+                                f"got {type(t).__name__}.")
         return items
 
 
@@ -117,7 +118,8 @@ def _html_table(df: pd.DataFrame, float_format: str) -> str:
     numeric = [False] * (len(header) - len(df.columns)) + [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
     th = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "\n".join(
-        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{_inline_html(c)}</td>' for c, n in zip(r, numeric)) + "</tr>"
+        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{_inline_html(c)}</td>' for c, n in zip(r, numeric))
+        + "</tr>"
         for r in rows
     )
     return f"<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
@@ -249,7 +251,8 @@ def write_report(
             body.append(f"<p>{_inline_html(p)}</p>")
         for name, fig in sec.figures.items():
             if not hasattr(fig, "savefig"):
-                raise TypeError(f"figure {name!r} of section {sec.heading!r} must be a matplotlib Figure; got {type(fig).__name__}.")
+                raise TypeError(f"figure {name!r} of section {sec.heading!r} must be a matplotlib Figure; "
+                                f"got {type(fig).__name__}.")
             stem, k = _slug(name), 2
             fname = f"{stem}.png"
             while fname in used:
@@ -274,7 +277,8 @@ def write_report(
     md += ["---", "", f"*{footer}*", ""]
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{html.escape(title)}</title>\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{html.escape(title)}</title>\n"
         f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body)
         + f"\n<footer>{html.escape(footer)}</footer>\n</body>\n</html>\n"
     )

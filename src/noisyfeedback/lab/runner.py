@@ -88,7 +88,8 @@ def _coerce(config: Any, base_dir) -> tuple[ExperimentConfig, Path, str | None, 
         return config, Path(base_dir) if base_dir else Path.cwd(), None, None
     if isinstance(config, dict):
         return parse_config(config), Path(base_dir) if base_dir else Path.cwd(), None, None
-    raise TypeError(f"config must be a path to a TOML file, a dict or an ExperimentConfig; got {type(config).__name__}.")
+    raise TypeError("config must be a path to a TOML file, a dict or an ExperimentConfig; "
+                    f"got {type(config).__name__}.")
 
 
 def validate_config(config: Any, data_dir: str | os.PathLike | None = None) -> Plan:

@@ -18,4 +18,6 @@ from .regression.wrls import WeightedRLS
 from .teachers import EvilTeacherSVM, LinearSVM, TeacherSGD
 from .catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB
 
-__all__ = ["SquareCB", "EpsilonGreedy", "Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF", "NLMS", "ORS", "UMA", "make_kernel_uma", "CorrectedLogisticRegression", "WeightedRLS", "LinearSVM", "EvilTeacherSVM", "TeacherSGD", "CatalogueSquareCB", "CatalogueEpsilonGreedy"]
+__all__ = ["SquareCB", "EpsilonGreedy", "Perceptron", "Banditron", "RCNBF", "RCINE", "BPA", "SOBA", "MCSLP", "MCDBF",
+           "NLMS", "ORS", "UMA", "make_kernel_uma", "CorrectedLogisticRegression", "WeightedRLS", "LinearSVM",
+           "EvilTeacherSVM", "TeacherSGD", "CatalogueSquareCB", "CatalogueEpsilonGreedy"]

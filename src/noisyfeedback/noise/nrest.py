@@ -220,6 +220,6 @@ def _read_rates(clf, X, actions, K: int, percentile: float, combine: str) -> tup
         Q = np.column_stack([q_of(j) for j in range(K)])  # q(x, j) for every training x and arm
         best = [_perfect_index(Q[:, j], percentile) for j in range(K)]
         high = np.mean([Q[best[j], j] for j in range(K)])
-        low = np.mean([Q[best[j], l] for j in range(K) for l in range(K) if l != j])
+        low = np.mean([Q[best[j], k] for j in range(K) for k in range(K) if k != j])
         rho0, rho1 = float(low), float(1.0 - high)
     return clip_rates(rho0, rho1)

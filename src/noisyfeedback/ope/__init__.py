@@ -13,7 +13,8 @@
 - slates (k candidates in k slots): `slot_ips` (per-slot IPS) and `pseudoinverse`
   (Swaminathan et al. 2017); `sequential_slate_moments` gives a sequential (VW ccb /
   Plackett–Luce) logging policy's marginals and pairwise moments.
-- `noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit`` runs them: `noisyfeedback.lab.papers.open_bandit`).
+- `noisyfeedback.ope.replication` — the Open Bandit Dataset check's computations (the recipe ``reproduce open-bandit``
+  runs them: `noisyfeedback.lab.papers.open_bandit`).
 """
 
 from .estimators import (
@@ -31,7 +32,7 @@ from .streaming import evaluate, evaluate_log, stream_folds  # evaluate: also lo
 from .candidates import CANDIDATE_ESTIMATORS, evaluate_candidates, evaluate_candidates_all
 from .slates import SLATE_ESTIMATORS, pseudoinverse, sequential_slate_moments, slot_ips
 
-__all__ = ["Estimate", "evaluate", "evaluate_log", "stream_folds", "evaluate_all", "policy_probabilities", "RewardModel", "noise_correct",
-           "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS",
+__all__ = ["Estimate", "evaluate", "evaluate_log", "stream_folds", "evaluate_all", "policy_probabilities",
+           "RewardModel", "noise_correct", "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS",
            "evaluate_candidates", "evaluate_candidates_all", "CANDIDATE_ESTIMATORS",
            "slot_ips", "pseudoinverse", "sequential_slate_moments", "SLATE_ESTIMATORS"]

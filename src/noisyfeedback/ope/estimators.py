@@ -238,7 +238,8 @@ class RewardModel:
 
     def fit(self, X, actions, rewards, n_actions: int) -> "RewardModel":
         if self.kind not in ("ridge", "logistic"):
-            raise ValueError(f"The 'kind' parameter of RewardModel must be 'ridge' or 'logistic'. Got {self.kind!r} instead.")
+            raise ValueError("The 'kind' parameter of RewardModel must be 'ridge' or 'logistic'. "
+                             f"Got {self.kind!r} instead.")
         from sklearn.linear_model import LogisticRegression, Ridge
 
         actions = np.asarray(actions)
@@ -446,7 +447,8 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
     """
     estimator = str(estimator).lower()
     if estimator not in ESTIMATORS:
-        raise ValueError(f"The 'estimator' parameter of evaluate must be one of {ESTIMATORS}. Got {estimator!r} instead.")
+        raise ValueError(f"The 'estimator' parameter of evaluate must be one of {ESTIMATORS}. "
+                         f"Got {estimator!r} instead.")
     if interval not in INTERVALS:
         raise ValueError(f"The 'interval' parameter of evaluate must be one of {INTERVALS}. Got {interval!r} instead.")
     if not (isinstance(alpha, (float, int)) and 0 < alpha < 1):
@@ -499,8 +501,9 @@ def evaluate(policy: Any, X: Any, actions: Any, rewards: Any, propensities: Any,
         if estimator == "dm" and interval != "none":
             interval, note = "none", DM_NOTE
     lower, upper = _interval(interval, terms, weights, alpha, seed, value)
-    rates = (tuple(float(v) for v in np.broadcast_to(rho0, (K,))), tuple(float(v) for v in np.broadcast_to(rho1, (K,)))) \
-        if per_action else (float(rho0), float(rho1))
+    rates = ((tuple(float(v) for v in np.broadcast_to(rho0, (K,))),
+              tuple(float(v) for v in np.broadcast_to(rho1, (K,))))
+             if per_action else (float(rho0), float(rho1)))
     return Estimate(value, lower, upper, estimator, int(n), interval, float(alpha), *rates, note=note)
 
 

@@ -38,7 +38,8 @@ def train_and_evaluate(learner: Any, X: Any, actions: Any, rewards: Any, propens
     True
     """
     if not 0 < train_fraction < 1:
-        raise ValueError(f"The 'train_fraction' parameter of train_and_evaluate must be in (0, 1). Got {train_fraction!r} instead.")
+        raise ValueError("The 'train_fraction' parameter of train_and_evaluate must be in (0, 1). "
+                         f"Got {train_fraction!r} instead.")
     actions = np.asarray(actions)
     rewards = np.asarray(rewards)
     propensities = np.asarray(propensities, dtype=np.float64)

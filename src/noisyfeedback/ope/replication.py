@@ -57,7 +57,8 @@ from .estimators import ESTIMATORS, RewardModel, bootstrap_interval, evaluate
 
 __all__ = ["load_problem", "problem_summary", "estimate_table", "bootstrap_table", "flip_table", "flip_rows",
            "clean_estimates", "make_quick_data", "NAMES", "POLICY_NAMES", "split_rows", "index_contexts",
-           "crossfit_rewards", "trained_policies", "policy_rows", "learning_table", "minimum_detectable_ratio", "design_se", "quick_item_features"]
+           "crossfit_rewards", "trained_policies", "policy_rows", "learning_table", "minimum_detectable_ratio",
+           "design_se", "quick_item_features"]
 
 NAMES = {"ips": "IPS", "snips": "SNIPS", "dm": "DM (ridge)", "dr": "DR (ridge)"}
 
@@ -239,7 +240,8 @@ def crossfit_rewards(X: np.ndarray, actions: np.ndarray, rewards: np.ndarray, n_
         train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
         if test.size:
             train = train if train.size else test
-            Q[test] = RewardModel("ridge", 1.0).fit(X[train], actions[train], rewards[train], n_actions).predict(X[test])
+            model = RewardModel("ridge", 1.0).fit(X[train], actions[train], rewards[train], n_actions)
+            Q[test] = model.predict(X[test])
     return Q
 
 

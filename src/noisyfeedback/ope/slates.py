@@ -24,8 +24,8 @@ of the (slot, candidate) pairs of slate s, q_π(x) = E_π[1_s | x] the target's 
 (Γ⁺ the Moore–Penrose pseudo-inverse). It is unbiased whenever q_π(x) lies in the range of Γ_μ(x)
 (e.g. μ puts positive probability on every slate), whatever the slots' rewards are, as long as
 they add up. When μ fills the slots independently (a product distribution, candidates may repeat),
-the weight has the closed form Σ_l π_l(s_l)/μ_l(s_l) − L + 1 (their closed form for product logging policies); for sequential
-sampling without replacement (VW's ``--ccb_explore_adf``, Plackett–Luce)
+the weight has the closed form Σ_l π_l(s_l)/μ_l(s_l) − L + 1 (their closed form for product logging policies); for
+sequential sampling without replacement (VW's ``--ccb_explore_adf``, Plackett–Luce)
 `sequential_slate_moments` computes μ's marginals and Γ_μ by enumerating the ordered slates.
 
 h is the flip correction of `noisyfeedback.ope`: h(r) = (r − ρ0)/(1 − ρ0 − ρ1) for 0/1 clicks

@@ -449,23 +449,12 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
         if models is not None and K > len(models[0].n):  # the policy knows actions the log never played
             raise ValueError(f"the policy gives {K} actions; the log's actions stop at {len(models[0].n) - 1}: pass "
                              "n_actions.")
-        dm_extra = None
-        if False:  # DM's linearised interval (kept for reference; DM returns none: DM_NOTE)
-            S = [_exact_sum(s.parts["S0"]), _exact_sum(s.parts["S1"])]
-            T = [_exact_sum(s.parts["T0"]), _exact_sum(s.parts["T1"])]
-            r0, r1 = _check_rho(rho0, rho1, K)
-            noisy = bool(np.any(np.asarray(r0) != 0) or np.any(np.asarray(r1) != 0))
-            e = run.map_reduce(_influence_task, units, (policy, n_actions, rho0, rho1, models, seed, S, T,
-                                                        (r0, r1, noisy)),
-                               lambda x, y: x.merge(y), StreamSums())
-            dm_extra = {"infl": e.total("infl"), "infl2": e.total("infl2"), "dm_infl": e.total("dm_infl"),
-                        "lo": e.lo.get("infl", 0.0), "hi": e.hi.get("infl", 0.0)}
     finally:
         run.close()
     r0, r1 = _check_rho(rho0, rho1, K)
     per_action = not (_is_scalar(r0) and _is_scalar(r1))
-    rates = (tuple(float(v) for v in np.broadcast_to(r0, (K,))), tuple(float(v) for v in np.broadcast_to(r1, (K,)))) \
-        if per_action else (float(r0), float(r1))
+    rates = ((tuple(float(v) for v in np.broadcast_to(r0, (K,))), tuple(float(v) for v in np.broadcast_to(r1, (K,))))
+             if per_action else (float(r0), float(r1)))
     n = int(round(s.total("n")))
     if interval != "none" and n < 2:
         raise ValueError(f"evaluate_log: a {interval!r} interval needs at least 2 logged rows; got {n}.")
@@ -473,6 +462,19 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
     from .estimators import DM_NOTE
 
     return _estimates(s, ests, interval, float(alpha), rates, None, DM_NOTE)
+
+
+def _dm_influence(run, units, s: StreamSums, K: int, policy, n_actions, rho0, rho1, models, seed) -> dict:
+    """The influence sums of DM's linearised interval (a third pass), the ``dm_extra`` of `_estimates`. Not
+    called: DM returns no interval (DM_NOTE); kept for reference with `_influence_task`."""
+    S = [_exact_sum(s.parts["S0"]), _exact_sum(s.parts["S1"])]
+    T = [_exact_sum(s.parts["T0"]), _exact_sum(s.parts["T1"])]
+    r0, r1 = _check_rho(rho0, rho1, K)
+    noisy = bool(np.any(np.asarray(r0) != 0) or np.any(np.asarray(r1) != 0))
+    e = run.map_reduce(_influence_task, units, (policy, n_actions, rho0, rho1, models, seed, S, T, (r0, r1, noisy)),
+                       lambda x, y: x.merge(y), StreamSums())
+    return {"infl": e.total("infl"), "infl2": e.total("infl2"), "dm_infl": e.total("dm_infl"),
+            "lo": e.lo.get("infl", 0.0), "hi": e.hi.get("infl", 0.0)}
 
 
 def _dimension(stats: dict) -> int:

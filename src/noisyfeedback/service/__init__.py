@@ -10,7 +10,8 @@ multi-slot, deferred activation; their logged form in `.rounds`), `.storage` (th
 and SQLite), `.app` (the HTTP app and its request limits), `.routers` (the routes),
 `.dependencies` (API keys per request), `.schemas` (request bodies), `.auth` (keys),
 `.metrics`, `.evaluate` (off-policy estimates), `.export` (Parquet, CSV and VW cb),
-`.server` (uvicorn with the header limit). Needs the ``service`` extra (FastAPI, uvicorn). Its Python client: `noisyfeedback.client`.
+`.server` (uvicorn with the header limit). Needs the ``service`` extra (FastAPI, uvicorn). Its Python client:
+`noisyfeedback.client`.
 """
 
 from .config import ServiceConfig, build_learner

@@ -215,8 +215,8 @@ class CatalogueEngine(Engine):
         learner = self.learner
         dist = np.asarray(learner.action_probabilities(rounds), dtype=np.float64)
         if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - 1.0) <= 1e-6):
-            raise Invalid("context_features", "the model gives no finite distribution for these features (their values are "
-                                    "too extreme); nothing was drawn or logged.")
+            raise Invalid("context_features", "the model gives no finite distribution for these features (their "
+                                              "values are too extreme); nothing was drawn or logged.")
         # logged as the event's greedy choice: the most probable candidates (the policies' probabilities
         # increase with the score), without another pass over the model
         greedy = np.argsort(-dist, kind="stable")[:k].tolist()
@@ -352,7 +352,8 @@ class CatalogueEngine(Engine):
                 raise Invalid(f"{field}.{j}", f"slot {sid!r} is given twice.")
             seen.add(sid)
             if v and not placed[slot_ids.index(sid)]:
-                raise Invalid(f"{field}.{j}", f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.")
+                raise Invalid(f"{field}.{j}",
+                              f"slot {sid!r} was left empty (fewer actions than slots): its reward is 0.")
             per[slot_ids.index(sid)] = v
         # the logged slots are the learner's k (those past the request's: 0, never learned)
         per += [0.0] * (len(placed) - len(per))

@@ -192,7 +192,8 @@ def export_catalogue_parquet(db: str | Path, path: str | Path, storage=None) -> 
     ranked, excluded ones left out), ``slots`` (slot ids; null for one action), ``chosen`` (the id in each
     slot), ``probabilities`` (each slot's), ``distribution`` (the first slot's, over ``actions``),
     ``deferred``, ``activated_at``, and the reward (``reward``: the mean over the request's slots,
-    ``slot_rewards``, one a slot of the learner's, clicks or graded rewards in [-1, 1]; null when none arrived). The hashed features stay in the log (they are not text)."""
+    ``slot_rewards``, one a slot of the learner's, clicks or graded rewards in [-1, 1]; null when none arrived). The
+    hashed features stay in the log (they are not text)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -49,9 +49,11 @@ def replica_snapshot(storage, folder: SnapshotFolder, replica: str) -> tuple:
     rows = storage.replica_snapshots()  # the latest first
     problems: list[str] = []
     learner = None
-    for stored, reward_seq, _, digest, _ in sorted(rows, key=lambda r: -int(r[1])):  # stable: ties by id
+    reward_seq = 0
+    for stored, seq, _, digest, _ in sorted(rows, key=lambda r: -int(r[1])):  # stable: ties by id
         learner = folder.read(stored, digest, problems)
         if learner is not None:
+            reward_seq = seq
             break
     if learner is None:
         raise NoSnapshot("no usable snapshot: " + "; ".join(problems))

@@ -292,7 +292,8 @@ class SQLiteStorage(KeyStore):
             "SELECT COUNT(*), COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN 1 ELSE 0 END), 0) FROM events e "
             "WHERE e.mode = 'apprentice'").fetchone()
         ar = x(
-            "SELECT COUNT(*), COALESCE(SUM(r.reward), 0), COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN 1 ELSE 0 END), 0), "
+            "SELECT COUNT(*), COALESCE(SUM(r.reward), 0), "
+            "COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN 1 ELSE 0 END), 0), "
             "COALESCE(SUM(CASE WHEN e.greedy = e.default_action THEN r.reward ELSE 0 END), 0) "
             "FROM rewards r JOIN events e ON e.event_id = r.event_id WHERE e.mode = 'apprentice' AND r.seq <= ?",
             (top,)).fetchone()

@@ -123,8 +123,9 @@ class _FeedbackKind:
 
 
 class OracleBandit(LoggedLearning, LinearClassifier):
-    """A linear regression oracle of the feedback (0/1 clicks or any real-valued reward), v = W x̂ + b (x̂ = x/‖x‖: rows scaled to unit norm
-    inside, so that the step sizes do not depend on the scale of the features), with a policy over v.
+    """A linear regression oracle of the feedback (0/1 clicks or any real-valued reward), v = W x̂ + b (x̂ = x/‖x‖: rows
+    scaled to unit norm inside, so that the step sizes do not depend on the scale of the features), with a
+    policy over v.
 
     Subclasses set ``_policy`` (a ``kernels.oracle.POLICY_*`` code) and implement ``_explore()``
     -> (explore, gamma_exponent) for the kernels.
@@ -161,7 +162,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
 
     #: 'bandit' (NoisyBandit) with m = 1, 'set' (Diluted(m)) with m > 1
     feedback_kind = _FeedbackKind()  # type: ignore[assignment]
-    _tags = Tags(family="bandit", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
+    #: what it is, for every front door (noisyfeedback.base.Tags)
+    _tags = Tags(family="bandit", online=True, servable=True)
     #: what a model file may hold (checked by nf.load): the weights, the intercepts, AdaGrad's sums
     _learned_state: ClassVar[dict] = {
         # the oracle in use ("auto" resolved at the first fit from m and the number of features)
@@ -247,8 +249,9 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             return
         if m > 1 and (per_action(self.rho0) or per_action(self.rho1)):
             raise ValueError(
-                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must be single rates with m > 1 (per-action "
-                f"rates correct one action's value). Got rho0={self.rho0!r}, rho1={self.rho1!r} with m={m!r} instead."
+                f"The 'rho0' and 'rho1' parameters of {type(self).__name__} must be single rates with m > 1 "
+                f"(per-action rates correct one action's value). Got rho0={self.rho0!r}, rho1={self.rho1!r} "
+                f"with m={m!r} instead."
             )
         rate_arrays(type(self).__name__, self.rho0, self.rho1, K)
 

@@ -48,7 +48,8 @@ class Banditron(LoggedLearning, LinearClassifier):
     """
 
     feedback_kind = "bandit"
-    _tags = Tags(family="bandit", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
+    #: what it is, for every front door (noisyfeedback.base.Tags)
+    _tags = Tags(family="bandit", online=True, servable=True)
     draws_per_round = 1
     _parameter_constraints = {"gamma": Interval(0, 1, closed="neither"), "seed": AnySeed()}
     _test_params = {"n_classes": 3, "gamma": 0.2, "seed": 0}

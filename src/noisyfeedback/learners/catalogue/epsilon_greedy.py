@@ -28,9 +28,9 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
     _test_params = {"n_slots": 2, "seed": 0}
 
     def __init__(self, epsilon: float = 0.05, learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0,
-                 features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all", item_norm: str = "none",
-                 n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0,
-                 seed: int | None = None):
+                 features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all",
+                 item_norm: str = "none", n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0,
+                 rho1: float = 0.0, seed: int | None = None):
         self.epsilon = epsilon
         self.learning_rate = learning_rate
         self.oracle = oracle

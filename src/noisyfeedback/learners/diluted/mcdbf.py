@@ -99,7 +99,8 @@ class MCDBF(LoggedLearning, SetPredictor):
     """
 
     feedback_kind = "set"
-    _tags = Tags(family="diluted", online=True, servable=True)  # what it is, for every front door (noisyfeedback.base.Tags)
+    #: what it is, for every front door (noisyfeedback.base.Tags)
+    _tags = Tags(family="diluted", online=True, servable=True)
     _parameter_constraints = {
         "m": Integer(1),
         "gamma": Interval(0, 1, closed="neither"),
@@ -178,7 +179,7 @@ class MCDBF(LoggedLearning, SetPredictor):
         K, m, g = self.n_classes, int(self.m), float(self.gamma)
         a, b = g / K + (1 - g) / m, g / K
         G = {(0, 0): 1.0}
-        for step in range(m):
+        for _ in range(m):
             nxt: dict[tuple[int, int], float] = {}
             for (p, q), pr in G.items():
                 R = (m - p) * a + (K - m - q) * b

@@ -39,12 +39,14 @@ _CORRECTIONS = ("forward", "backward", "none")
 _ESTIMATORS = ("confident_joint", "anchor")
 _PROBA_MODELS = ("linear", "knn")
 #: neighbours of the k-nearest-neighbour model of the noisy labels behind confusion="estimate" (proba_model):
-#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/RESULTS.md, "Label noise")
+#: 15 was the best of 10 / 15 / 25 on the tuning seeds 100–101 of Letter at noise 0.2 (benchmarks/RESULTS.md, "Label
+#: noise")
 KNN_NEIGHBOURS = 15
 #: the out-of-fold fits behind confusion="estimate" stop at this multiple of ``tol`` (L-BFGS gradient tolerance):
 #: their probabilities only feed the confident joint and the EM counts. 10 took the estimate from 7–9x to
 #: 3.1–3.8x the time of a fit with C given on digits (default parameters, noise 0.3, tuning seeds 100–103) and
-#: its max error from the realised confusion from 0.075 to 0.070, test error 0.106 -> 0.100 (benchmarks/RESULTS.md, label issues)
+#: its max error from the realised confusion from 0.075 to 0.070, test error 0.106 -> 0.100 (benchmarks/RESULTS.md,
+#: label issues)
 OOF_TOL_FACTOR = 10.0
 
 

@@ -263,8 +263,8 @@ def estimate_label_confusion(X: Any, y: Any, estimator: Any = None, n_folds: int
     uses, rows/columns in the order of ``np.unique(y)``: with no ``estimator``, the default pipeline's
     (standardised features, regularisation chosen on ``CS_GRID``; the confident joint's Ĉ or the corrected
     model's, by ``method``; see `find_label_issues`); with a ``CorrectedLogisticRegression``, its
-    ``confusion_`` with ``confusion="estimate"``; else the calibrated confident joint of the classifier's out-of-fold noisy-label probabilities η (averaged
-    over ``CONFIDENT_JOINT_REPEATS`` fold splits; no EM
+    ``confusion_`` with ``confusion="estimate"``; else the calibrated confident joint of the classifier's out-of-fold
+    noisy-label probabilities η (averaged over ``CONFIDENT_JOINT_REPEATS`` fold splits; no EM
     step: with p = Π_simplex(Ĉ⁻¹ η) it drifted, 6 of 8 tuning cases worse — 15-NN on digits, seeds 100–101)."""
     from sklearn.utils.validation import check_X_y
 

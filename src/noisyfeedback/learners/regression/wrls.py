@@ -254,7 +254,8 @@ class WeightedRLS(LinearRegressor):
             if lost.any():
                 row = int(np.flatnonzero(lost)[0])
                 raise ValueError(f"sample_weight must be 0 or at least 1/{np.finfo(np.float64).max:.4g} (its "
-                                 f"reciprocal, the row's variance, must be finite); row {row} has {float(sw.flat[row])!r}, "
+                                 f"reciprocal, the row's variance, must be finite); row {row} has "
+                                 f"{float(sw.flat[row])!r}, "
                                  "which would be read as weight 0. Rescale the weights (lam is relative to them).")
         elif variance is None and self.variance == "known":
             variance = 1.0

@@ -508,7 +508,8 @@ def qp_ipm(K, p, A, b, gap_tol=1e-10, rd_tol=1e-10, max_iter=80):
     zu = np.maximum(-g, 0.0) + 1.0
     rp_tol = 1e-12 * (1.0 + float(np.abs(b).max(initial=0.0)))
     # the dual residual cannot fall below the rounding of K x − p
-    rd_tol = max(rd_tol, 1e-13 * (1.0 + float(np.abs(p).max(initial=0.0)) + float(np.abs(K).sum(axis=1).max(initial=0.0))))
+    rd_tol = max(rd_tol, 1e-13 * (1.0 + float(np.abs(p).max(initial=0.0))
+                                  + float(np.abs(K).sum(axis=1).max(initial=0.0))))
     nc = 2 * n + T
     di = np.diag_indices(n)
     best = (math.inf, x, nu)

@@ -83,7 +83,8 @@ def _claims(final: pd.DataFrame, df: pd.DataFrame, table1: dict[str, pd.DataFram
         err_nrest = np.maximum(np.abs(tab["nrest_rho0"] - tab["rho0"]), np.abs(tab["nrest_rho1"] - tab["rho1"])).max()
         paper = ds in PAPER_TABLE1
         paper_err = (np.abs(_paper_rates(ds, tab) - tab[["rho0", "rho1"]].to_numpy()).max() if paper else None)
-        claims.append(Claim(f"{ds}: our flip-rate estimator within 0.03 of the truth in all six settings (docs/algorithms.md §8)",
+        claims.append(Claim(f"{ds}: our flip-rate estimator within 0.03 of the truth in all six settings "
+                            "(docs/algorithms.md §8)",
                             "≤ 0.03", f"max error {err_ours:.3f}", bool(err_ours <= 0.03),
                             f"NREst (our implementation of the paper's estimator) max error {err_nrest:.3f}"
                             + (f"; the paper's own Table 1 misses by up to {paper_err:.3f}" if paper else "")))
@@ -116,7 +117,8 @@ def recommend_bottom_line(results: dict) -> pd.DataFrame:
     means = rep.groupby(["dataset", "channel", "learner"], sort=False)["error_rate"].mean()
     noisy = rep.groupby(["dataset", "channel"], sort=False)["noisy"].first()
     bottom["_noisy"] = [bool(noisy.get((d, c), True)) for d, c in zip(bottom["dataset"], bottom["setting"])]
-    bottom["_RCNBF_err"] = [float(means.get((d, c, "RCNBF"), np.nan)) for d, c in zip(bottom["dataset"], bottom["setting"])]
+    bottom["_RCNBF_err"] = [float(means.get((d, c, "RCNBF"), np.nan))
+                            for d, c in zip(bottom["dataset"], bottom["setting"])]
     bottom["_others_err"] = [min(float(means.get((d, c, o), np.inf)) for o in OTHERS)
                              for d, c in zip(bottom["dataset"], bottom["setting"])]
     return bottom

@@ -127,5 +127,5 @@ def run(engine, plan: dict, data_dir) -> dict:
         per_action = pd.DataFrame(engine.rows(tasks, "Flips that depend on the action"))
     # the paper's rows (its figures, tables and claims) apart from ours ("What we recommend instead")
     ours = df["learner"].isin(recommend_bandit.RECOMMENDED)
-    return {"df": df[~ours].reset_index(drop=True), "ours": df[ours].reset_index(drop=True), "table1": table1, "soba_variants": soba_variants, "sweep_seconds": time.perf_counter() - t0,
-            "per_action": per_action}
+    return {"df": df[~ours].reset_index(drop=True), "ours": df[ours].reset_index(drop=True), "table1": table1,
+            "soba_variants": soba_variants, "sweep_seconds": time.perf_counter() - t0, "per_action": per_action}

@@ -24,7 +24,8 @@ def _comparable(a: float, b: float) -> bool:
 
 
 def make_claims(fin: pd.DataFrame, gaps: pd.DataFrame, gtab: pd.DataFrame, msw: pd.DataFrame,
-                levels_by_ds: dict[str, dict[str, int]], quick: bool, real: list[str], synthetic: list[str]) -> list[Claim]:
+                levels_by_ds: dict[str, dict[str, int]], quick: bool, real: list[str],
+                synthetic: list[str]) -> list[Claim]:
     err = {(r["dataset"], r["algorithm"]): r["_err"] for _, r in fin.iterrows()}
     claims: list[Claim] = []
     rule = f"'comparable' judged as ours ≤ {COMPARABLE_REL:g}·other + {COMPARABLE_ABS:g} (final online error)"
@@ -35,7 +36,9 @@ def make_claims(fin: pd.DataFrame, gaps: pd.DataFrame, gtab: pd.DataFrame, msw: 
         ours = [float(str(v).split()[0]) for v in dbf["our γ"]]
         plat = [float(v) for v in dbf[f"smallest γ within {PLATEAU_TOL:g} of the best"]]
         paper = [v for v in dbf["paper γ"] if v != "—"]
-        mono = (lambda v: all(b >= a for a, b in zip(v, v[1:])))
+        def mono(v):
+            return all(b >= a for a, b in zip(v, v[1:]))
+
         claims.append(Claim(
             f"{ds}: the best γ does not decrease from low to medium to high m (Table 1)",
             " ≤ ".join(paper) if paper else "non-decreasing (all four data sets of Table 1)",
@@ -65,7 +68,8 @@ def make_claims(fin: pd.DataFrame, gaps: pd.DataFrame, gtab: pd.DataFrame, msw: 
     # "... even comparable to the Perceptron on Fashion-MNIST (and SVHN) for low m"
     if "Fashion-MNIST" in real:
         lv = levels_by_ds["Fashion-MNIST"]
-        a, p = err.get(("Fashion-MNIST", f"MC-DBF m={lv['low']}"), np.nan), err.get(("Fashion-MNIST", "Perceptron"), np.nan)
+        a = err.get(("Fashion-MNIST", f"MC-DBF m={lv['low']}"), np.nan)
+        p = err.get(("Fashion-MNIST", "Perceptron"), np.nan)
         claims.append(Claim("Fashion-MNIST: MC-DBF with low m comparable even to the Perceptron (full information)",
                             "comparable", f"MC-DBF {a:.4f} vs Perceptron {p:.4f}", _comparable(a, p), rule))
     else:

@@ -13,7 +13,8 @@ from ... import recommend_bandit
 from ...runner import sweep
 from .tables import _with_algo, final_table, gamma_table, gap_table
 
-#: SOBA keeps its full (Kd)×(Kd) matrix A⁻¹ only when K·d is at most this (docs/algorithms.md §4.7); else the diagonal variant
+#: SOBA keeps its full (Kd)×(Kd) matrix A⁻¹ only when K·d is at most this (docs/algorithms.md §4.7); else the diagonal
+#: variant
 SOBA_FULL_MAX_KD = 1000
 
 #: quick mode (generated and bundled data; a test may shrink it)

@@ -115,7 +115,8 @@ def _setup(results: dict, plan: dict, quick: bool, jobs: int) -> list[str]:
     T = plan["n_rounds"]
     mode = "quick" if quick else "full"
     ds_text = ", ".join(
-        f"{lb} (K = {shapes[lb][0]}, d = {shapes[lb][1]}" + (f", {ds.get('n_samples'):,} examples" if ds.get("n_samples") else "")
+        f"{lb} (K = {shapes[lb][0]}, d = {shapes[lb][1]}"
+        + (f", {ds.get('n_samples'):,} examples" if ds.get("n_samples") else "")
         + (", rows scaled to unit L2 norm" if ds.get("normalize") else "") + ")"
         for lb, ds in zip(labels, plan["datasets"]))
     return [
@@ -174,7 +175,8 @@ def _findings(results: dict, claims: list[Claim]) -> list[str]:
         f"{n_hold} of {n_claims} checked claims hold in this run. A claim that does not hold is a finding of "
         "this reproduction; nothing was tuned to match the paper.",
         "MC-SLP (the full-information version of MC-DBF) updates on every round, also when y ∈ Ŷ, with the "
-        "gradient of a top-m set loss (docs/algorithms.md §4.8): its top-1 error is well above the Perceptron's though its "
+        "gradient of a top-m set loss (docs/algorithms.md §4.8): its top-1 error is well above the Perceptron's "
+        "though its "
         "set-miss rate is low. MC-DBF can at best approach MC-SLP, so it inherits that top-1 error.",
         f"{n_top} of {n_tuned} γ choices are at the top of their grid. The error counts only the greedy "
         "label argmax Wx, never the explored set (the paper's metric, §5.3), so exploring costs nothing in it and "

@@ -1,4 +1,5 @@
-"""batra2021's tables from the results (read by the claims and the report): final errors, MC-DBF − MC-SLP gaps, Table 1's γ."""
+"""batra2021's tables from the results (read by the claims and the report): final errors, MC-DBF − MC-SLP gaps,
+Table 1's γ."""
 
 from __future__ import annotations
 
@@ -71,7 +72,9 @@ def final_table(rep: pd.DataFrame) -> pd.DataFrame:
         late = np.array([window_error(c, v, T // 2) for c, v in zip(g["checkpoints"], g["curve"])])
         miss = g["set_miss_rate"].to_numpy(float) if "set_miss_rate" in g.columns else np.full(len(g), np.nan)
         gam = g["learner.gamma"].dropna() if "learner.gamma" in g.columns else pd.Series([], dtype=float)
-        sd = (lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0)
+        def sd(v):
+            return float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+
         out.append({
             "dataset": ds, "algorithm": algo, "γ": f"{gam.iloc[0]:g}" if len(gam) else "—", "seeds": len(g),
             "error (mean ± std)": f"{err.mean():.4f} ± {sd(err):.4f}",
@@ -112,7 +115,8 @@ def gap_table(rep: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gamma_table(tun: pd.DataFrame, labels_in_paper: dict[str, str], levels_by_ds: dict[str, dict[str, int]]) -> pd.DataFrame:
+def gamma_table(tun: pd.DataFrame, labels_in_paper: dict[str, str],
+                levels_by_ds: dict[str, dict[str, int]]) -> pd.DataFrame:
     """Table 1: the paper's γ next to ours, per dataset and algorithm (with the tuning error at each)."""
     rows = []
     for ds, g in tun.groupby("dataset", sort=False):

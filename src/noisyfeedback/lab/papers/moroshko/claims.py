@@ -170,7 +170,7 @@ def make_claims(single: pd.DataFrame, budget: pd.DataFrame, traces: dict, raw_bu
             f"{len(over)} rows × their seeds, checked at every checkpoint; the unit tests check every round"))
     if traces:
         tails, caps = [], []
-        for sched, tr in traces.items():
+        for tr in traces.values():
             bud = np.asarray(tr["budget"])
             tails.append(float(np.mean(np.abs(bud[len(bud) * 3 // 4:] / (0.95 * B7) - 1))))
             caps.append(float(bud.max()))

@@ -37,9 +37,11 @@ def make_claims(est: pd.DataFrame, flips: pd.DataFrame) -> list[Claim]:
         ok = abs(ips_c["bias vs clean (SEs)"]) < BIAS_SES and abs(ips_p["bias vs clean (SEs)"]) > BIAS_SES
         out.append(Claim(f"Flips (ρ0, ρ1) = ({r0}, {r1}): corrected IPS is unbiased for the clean estimate, "
                          "plain IPS is not", "E[h(r̃) | r] = r",
-                         f"bias vs clean: plain {ips_p['bias vs clean']:+.5f} ({ips_p['bias vs clean (SEs)']:+.1f} SE), "
+                         f"bias vs clean: plain {ips_p['bias vs clean']:+.5f} "
+                         f"({ips_p['bias vs clean (SEs)']:+.1f} SE), "
                          f"corrected {ips_c['bias vs clean']:+.5f} ({ips_c['bias vs clean (SEs)']:+.1f} SE)", bool(ok),
-                         f"sd of one corrected estimate {ips_c['sd over draws']:.5f} vs plain {ips_p['sd over draws']:.5f}"))
+                         f"sd of one corrected estimate {ips_c['sd over draws']:.5f} "
+                         f"vs plain {ips_p['sd over draws']:.5f}"))
     return out
 
 

@@ -24,7 +24,8 @@ def _fmt_frame(df: pd.DataFrame) -> pd.DataFrame:
 def truth_table(problems: list[dict[str, Any]]) -> pd.DataFrame:
     """The ground truth per campaign: both logs' rows and clicks, BTS's on-policy rate and its interval."""
     return pd.DataFrame([{"campaign": p["campaign"], "random: rows": p["random_rows"],
-                          "random: clicks": p["random_clicks"], "BTS: rows": p["bts_rows"], "BTS: clicks": p["bts_clicks"],
+                          "random: clicks": p["random_clicks"], "BTS: rows": p["bts_rows"],
+                          "BTS: clicks": p["bts_clicks"],
                           "on-policy click rate": f"{p['truth']:.5f}",
                           "95 % Wilson interval": f"[{p['truth_lower']:.5f}, {p['truth_upper']:.5f}]",
                           "corr(logged BTS propensity, prior's π)": f"{p['logged_vs_prior']:.2f}"}
@@ -89,7 +90,8 @@ def learning_power_table(learning: pd.DataFrame) -> pd.DataFrame:
     the largest click's share and the minimum detectable ratios (interval width, design)."""
     ips = learning[learning["estimator"] == "IPS"].reset_index(drop=True)
     return pd.DataFrame({
-        "campaign": ips["campaign"], "policy": ips["policy"], "IPS / random": ips["ratio to random"].map("{:.2f}".format),
+        "campaign": ips["campaign"], "policy": ips["policy"],
+        "IPS / random": ips["ratio to random"].map("{:.2f}".format),
         "paired 95 % interval": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(ips["paired ratio lower"],
                                                                           ips["paired ratio upper"])],
         "ESS of the weights": ips["ESS"].map("{:,.0f}".format),
@@ -107,7 +109,8 @@ def _verdict(cat: pd.Series, idx: pd.Series, bts: pd.Series) -> str:
             f"the design it takes about {design:.1f}×)" if mdr > 1.5 else
             f"A policy with {max(cat['min. detectable ratio'], design):.1f}× the random policy's click rate would be "
             "told apart from it")]
-    overlap = cat["paired ratio lower"] <= idx["paired ratio upper"] and idx["paired ratio lower"] <= cat["paired ratio upper"]
+    overlap = (cat["paired ratio lower"] <= idx["paired ratio upper"]
+               and idx["paired ratio lower"] <= cat["paired ratio upper"])
     out.append("cannot say whether the item features help (the two learners' paired intervals overlap)" if overlap
                else "the two learners' paired intervals do not overlap")
     inside = cat["lower"] <= bts["estimate"] <= cat["upper"]
