@@ -1,6 +1,7 @@
 import os
 import platform
 import sys
+import weakref
 
 # NumPy chooses its SIMD kernels (exp, log, sums, ...) by the CPU it runs on, and their last bits differ
 # between AVX2 and AVX-512 (a flip-rate estimate moved by 0.002). The numbers the tests store
@@ -11,12 +12,27 @@ if platform.machine().lower() in ("x86_64", "amd64"):
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import typer.testing  # noqa: E402
 
 # the shared helpers (reference twins, tolerances) at the top of tests/, and the layer folders: a test module
 # imports another's helpers by its name (test_simulate's python_loop), whichever folder is collected first
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _layer in ("core", "learners", "ope", "service", "lab", ""):
     sys.path.insert(0, os.path.join(_HERE, _layer))
+
+# typer's CliRunner builds the click command from the app at every invoke (hundreds of signatures read,
+# a quarter of a second for this command line): build it once per app; what runs is the same command
+_COMMANDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_build_command = typer.testing._get_command
+
+
+def _command_once(app):
+    if app not in _COMMANDS:
+        _COMMANDS[app] = _build_command(app)
+    return _COMMANDS[app]
+
+
+typer.testing._get_command = _command_once
 
 #: under NUMBA_DISABLE_JIT=1 kernels run as Python: use smaller problems
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") == "1"
