@@ -16,9 +16,9 @@ chunks, and the estimate, are the same bits on one machine and on a Dask cluster
 **Intervals** (one pass): ``"normal"`` (default; mean ± z·sd/√n from the running Σt and Σt², SNIPS by the
 delta method from Σt², Σtw, Σw²: the same formula as the in-memory ``interval="normal"``),
 ``"bernstein"`` (Maurer & Pontil's empirical-Bernstein bound from Σt, Σt², min t and max t; for SNIPS
-the range of the linearised terms is bounded by (max t − min t + |V̂|(max w − min w))/w̄, and for DM with
-the ridge model fitted here the range of its terms by the sum of the ranges of dm_i and of the influence
-terms: wider than the in-memory ranges) or ``"none"``. The percentile bootstrap needs the rows in memory; the streamed
+the range of the linearised terms is bounded by (max t − min t + |V̂|(max w − min w))/w̄: wider than the
+in-memory range) or ``"none"``. DM returns no interval, as in memory (its error includes the reward
+model's bias: `DM_NOTE`). The percentile bootstrap needs the rows in memory; the streamed
 estimates do not offer it.
 
 **Reward model (DM, DR).** A model passed in fitted (an object with ``predict(X) -> (n, K)`` or a
@@ -28,8 +28,7 @@ closed-form ridge with an unpenalised intercept) in a first pass, then applied i
 read twice (a source that can only be read once is refused). The folds are a seeded hash of the row's
 place in the log (its file's index and its row in the file: `stream_folds`), not the in-memory
 permutation, so the estimate equals the in-memory one given the same folds (not the same draw), and the
-same log split into other files draws other folds. DM's interval adds the ridge model's own error
-by its linearisation (module docstring of `noisyfeedback.ope.estimators`), in a third pass.
+same log split into other files draws other folds.
 Logistic reward models and sparse X are not streamed.
 """
 
@@ -325,12 +324,6 @@ def _sum_chunk(s, ch, policy, estimators, n_actions, rho0, rho1, want_q, models,
         s.add("dr", dr)
         s.add("dr2", dr * dr)
         s.add_range("dr", dr)
-        if models is not None:  # S_a, T_a of each fold: the DM linearisation (third pass)
-            for f in (0, 1):
-                sel = fold == f
-                Pf = P[sel]
-                s.parts.setdefault(f"S{f}", []).append(Pf.sum(axis=0))
-                s.parts.setdefault(f"T{f}", []).append(np.asarray(ch.X, dtype=np.float64)[sel].T @ Pf)
 
 
 # --------------------------------------------------------------- the value
@@ -352,8 +345,7 @@ def _bernstein(value: float, var: float, R: float, n: int, alpha: float) -> tupl
     return float(value - half), float(value + half)
 
 
-def _estimates(s: StreamSums, estimators, interval: str, alpha: float, rates, dm_extra: dict | None,
-               note_dm: str) -> dict[str, Estimate]:
+def _estimates(s: StreamSums, estimators, interval: str, alpha: float, rates, note_dm: str) -> dict[str, Estimate]:
     n = int(round(s.total("n")))
     out = {}
     for e in estimators:
@@ -370,15 +362,9 @@ def _estimates(s: StreamSums, estimators, interval: str, alpha: float, rates, dm
             key = e
             value = s.total(key) / n
             sq = s.total(key + "2")
-            if e == "dm" and dm_extra is not None:  # the influence terms dm_i + infl_i − mean(infl)
-                mi = dm_extra["infl"] / n
-                sq = sq + 2 * dm_extra["dm_infl"] + dm_extra["infl2"] - 2 * mi * (s.total("dm") + dm_extra["infl"]) \
-                    + n * mi * mi
-                R = (s.hi["dm"] - s.lo["dm"]) + (dm_extra["hi"] - dm_extra["lo"])
-            else:
-                R = s.hi[key] - s.lo[key]
+            R = s.hi[key] - s.lo[key]
             var = (sq - n * value * value) / (n - 1) if n > 1 else 0.0
-            if e == "dm" and dm_extra is None and interval != "none":
+            if e == "dm" and interval != "none":
                 kind, note = "none", note_dm
         if kind == "normal":
             lo, hi = _normal(value, var, n, alpha)
@@ -461,20 +447,7 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
     # DM returns no interval, as in memory (its error includes the reward model's bias: DM_NOTE)
     from .estimators import DM_NOTE
 
-    return _estimates(s, ests, interval, float(alpha), rates, None, DM_NOTE)
-
-
-def _dm_influence(run, units, s: StreamSums, K: int, policy, n_actions, rho0, rho1, models, seed) -> dict:
-    """The influence sums of DM's linearised interval (a third pass), the ``dm_extra`` of `_estimates`. Not
-    called: DM returns no interval (DM_NOTE); kept for reference with `_influence_task`."""
-    S = [_exact_sum(s.parts["S0"]), _exact_sum(s.parts["S1"])]
-    T = [_exact_sum(s.parts["T0"]), _exact_sum(s.parts["T1"])]
-    r0, r1 = _check_rho(rho0, rho1, K)
-    noisy = bool(np.any(np.asarray(r0) != 0) or np.any(np.asarray(r1) != 0))
-    e = run.map_reduce(_influence_task, units, (policy, n_actions, rho0, rho1, models, seed, S, T, (r0, r1, noisy)),
-                       lambda x, y: x.merge(y), StreamSums())
-    return {"infl": e.total("infl"), "infl2": e.total("infl2"), "dm_infl": e.total("dm_infl"),
-            "lo": e.lo.get("infl", 0.0), "hi": e.hi.get("infl", 0.0)}
+    return _estimates(s, ests, interval, float(alpha), rates, DM_NOTE)
 
 
 def _dimension(stats: dict) -> int:
@@ -496,47 +469,6 @@ def _stats_task(unit, seed):
 
 def _sums_task(unit, policy, ests, n_actions, rho0, rho1, models, seed, reward_model):
     return _sum_pass([unit], policy, ests, n_actions, rho0, rho1, models, seed, reward_model)
-
-
-def _influence_task(unit, policy, n_actions, rho0, rho1, models, seed, S, T, rho):
-    out = StreamSums()
-    r0, r1, noisy = rho
-    for ch in unit():
-        X = np.asarray(ch.X, dtype=np.float64)
-        a = np.asarray(ch.actions, dtype=np.int64)
-        r = np.asarray(ch.rewards, dtype=np.float64)
-        n = a.shape[0]
-        fold = stream_folds(seed, int(ch.start), n, getattr(ch, "part", 0))
-        infl = np.zeros(n)
-        for g in (0, 1):  # rows of fold g train models[g], which predicts fold 1 − g
-            m, Sg, Tg = models[g], S[1 - g], T[1 - g]
-            sel = np.flatnonzero(fold == g)
-            ag, Xg, rg = a[sel], X[sel], r[sel]
-            for k in range(Sg.shape[0]):
-                if Sg[k] == 0.0:
-                    continue
-                rows = ag == k
-                if k >= m.n.shape[0] or m.n[k] == 0:  # never logged in this fold: the fold's mean reward
-                    infl[sel] += Sg[k] / m.n_all * (rg - m.mean_all)
-                    continue
-                if not rows.any():
-                    continue
-                if not m.linear[k]:
-                    infl[sel[rows]] += Sg[k] / m.n[k] * (rg[rows] - m.intercept[k])
-                    continue
-                Tk = Tg[:, k] - Sg[k] * m.xm[k]
-                v = (Xg[rows] - m.xm[k]) @ (m.Minv[k] @ Tk)
-                e = rg[rows] - (Xg[rows] @ m.coef[k] + m.intercept[k])
-                infl[sel[rows]] += (Sg[k] / m.n[k] + v) * e
-        if noisy:
-            infl = infl / ((1.0 - r0 - r1)[a] if np.ndim(r0) or np.ndim(r1) else (1.0 - r0 - r1))
-        P, _, _, _, Q, _, _ = _chunk_terms(ch, policy, n_actions, rho0, rho1, True, models, seed, None)
-        dm = (P * Q).sum(axis=1)
-        out.add("infl", infl)
-        out.add("infl2", infl * infl)
-        out.add("dm_infl", dm * infl)
-        out.add_range("infl", infl)
-    return out
 
 
 class _Runner:
