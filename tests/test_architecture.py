@@ -5,6 +5,7 @@ functions (an ast check, tested on a planted cycle)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -153,3 +154,45 @@ def test_the_core_and_its_command_line_run_without_the_lab_and_service_extras():
                                "HOME": "/tmp", "NUMBA_CACHE_DIR": "/tmp/numba-cache"})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "core ok []" in proc.stdout
+
+
+# ------------------------------------------------------------ lazy imports
+_LIGHT = r"""
+import sys, tempfile, os
+HEAVY = ("sklearn", "pandas", "scipy", "numba", "matplotlib", "fastapi", "pyarrow", "dask")
+
+def heavy():
+    return sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))
+
+import noisyfeedback as nf
+print("package", heavy())
+from typer.testing import CliRunner
+from noisyfeedback.cli import app
+print("cli", heavy())
+data = sys.argv[1]
+with tempfile.TemporaryDirectory() as d:
+    m = os.path.join(d, "m.npz")
+    for args in (["train", "--data", data, "--model", m], ["predict", "--data", data, "--model", m, "-p",
+                 os.path.join(d, "p.txt")], ["evaluate", "--data", data, "--model", m]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+print("vw commands", heavy())
+import noisyfeedback.simulate  # the submodule of the same name does not replace the function
+import noisyfeedback.datasets.uma_toy
+print("shadow", nf.simulate.__name__, type(nf.simulate).__name__, nf.datasets.uma_toy.__name__,
+      type(nf.datasets.uma_toy).__name__)
+"""
+
+
+def test_the_package_and_the_vw_commands_import_no_heavy_library_they_do_not_use():
+    """``import noisyfeedback`` costs no scikit-learn, pandas, SciPy or numba (its names are imported on
+    first use); train/predict/evaluate on a VW log load numba and SciPy only."""
+    proc = subprocess.run([sys.executable, "-c", _LIGHT, str(ROOT / "tests" / "data" / "vw" / "cb_test_medium.ldf")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    out = proc.stdout.splitlines()
+    assert "package []" in out
+    assert "shadow simulate function uma_toy function" in out
+    assert "cli ['scipy']" in out
+    assert "vw commands ['numba', 'scipy']" in out

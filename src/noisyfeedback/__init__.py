@@ -8,21 +8,64 @@
 True
 """
 
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_attributes
+
 from ._version import __version__
 
-from . import datasets, feedback, metrics, noise
-from . import ope
-from .base import Learner, load
-from .learners.label_noise import find_label_issues
-from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
-from .learners import MCDBF, MCSLP
-from .learners import EpsilonGreedy, SquareCB
-from .learners import NLMS, ORS, UMA, make_kernel_uma
-from .learners import CorrectedLogisticRegression, WeightedRLS
-from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
-from .learners import CatalogueEpsilonGreedy, CatalogueSquareCB
-from .catalogue import CandidateRounds, CandidateStream
-from .simulate import Trace, fit_batch, simulate
+if TYPE_CHECKING:  # the names below are imported on first use (lazy_attributes)
+    from . import datasets, feedback, metrics, noise
+    from . import ope
+    from .base import Learner, load
+    from .learners.label_noise import find_label_issues
+    from .learners import BPA, RCINE, RCNBF, SOBA, Banditron, Perceptron
+    from .learners import MCDBF, MCSLP
+    from .learners import EpsilonGreedy, SquareCB
+    from .learners import NLMS, ORS, UMA, make_kernel_uma
+    from .learners import CorrectedLogisticRegression, WeightedRLS
+    from .learners import EvilTeacherSVM, LinearSVM, TeacherSGD
+    from .learners import CatalogueEpsilonGreedy, CatalogueSquareCB
+    from .catalogue import CandidateRounds, CandidateStream
+    from .simulate import Trace, fit_batch, simulate
+
+_LAZY = {
+    'datasets': '',
+    'feedback': '',
+    'metrics': '',
+    'noise': '',
+    'ope': '',
+    'Learner': '.base',
+    'load': '.base',
+    'find_label_issues': '.learners.label_noise',
+    'BPA': '.learners',
+    'RCINE': '.learners',
+    'RCNBF': '.learners',
+    'SOBA': '.learners',
+    'Banditron': '.learners',
+    'Perceptron': '.learners',
+    'MCDBF': '.learners',
+    'MCSLP': '.learners',
+    'EpsilonGreedy': '.learners',
+    'SquareCB': '.learners',
+    'NLMS': '.learners',
+    'ORS': '.learners',
+    'UMA': '.learners',
+    'make_kernel_uma': '.learners',
+    'CorrectedLogisticRegression': '.learners',
+    'WeightedRLS': '.learners',
+    'EvilTeacherSVM': '.learners',
+    'LinearSVM': '.learners',
+    'TeacherSGD': '.learners',
+    'CatalogueEpsilonGreedy': '.learners',
+    'CatalogueSquareCB': '.learners',
+    'CandidateRounds': '.catalogue',
+    'CandidateStream': '.catalogue',
+    'Trace': '.simulate',
+    'fit_batch': '.simulate',
+    'simulate': '.simulate',  # the function (see _lazy: the submodule does not replace it)
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = [
     "__version__",

@@ -110,6 +110,19 @@ def catalogue_learner_class(name: str | type) -> type:
     >>> catalogue_learner_class("epsilon-greedy").__name__
     'CatalogueEpsilonGreedy'
     """
+    # the class named, or its twin, first: only that module is imported (the whole registry imports
+    # scikit-learn and SciPy through the batch learners, which a VW command never uses); the same answers
+    # as the registry-wide lookup below, which remains for the error message
+    try:
+        klass = learner_class(name)
+    except UnknownName:
+        klass = None
+    if klass is not None:
+        for cand in (klass.__name__, f"Catalogue{klass.__name__}"):
+            if cand in registry.LEARNERS:
+                cls = registry.resolve_learner(cand)
+                if registry.learner_tags(cls).family == "catalogue":
+                    return klass if cand == klass.__name__ else cls
     served = registry.learners_where(family="catalogue")
     allowed = tuple(served) + tuple(n[len("Catalogue"):] for n in served if n.startswith("Catalogue"))
     try:

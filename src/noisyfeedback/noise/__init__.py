@@ -12,10 +12,26 @@ the arithmetic of finding mislabelled rows (the Bayes posterior of a flip) in
 `noisyfeedback.noise.label_issues`; the search itself is `noisyfeedback.find_label_issues`.
 """
 
-from ._common import FlipRateWarning, clip_rates
-from .estimate import DEFAULT_METHOD, METHODS, estimate_flip_rates
-from .mixture import estimate_mixture
-from .nrest import estimate_nrest
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below are imported on first use (lazy_attributes)
+    from ._common import FlipRateWarning, clip_rates
+    from .estimate import DEFAULT_METHOD, METHODS, estimate_flip_rates
+    from .mixture import estimate_mixture
+    from .nrest import estimate_nrest
+
+_LAZY = {
+    'FlipRateWarning': '._common',
+    'clip_rates': '._common',
+    'DEFAULT_METHOD': '.estimate',
+    'METHODS': '.estimate',
+    'estimate_flip_rates': '.estimate',
+    'estimate_mixture': '.mixture',
+    'estimate_nrest': '.nrest',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = [
     "estimate_flip_rates",

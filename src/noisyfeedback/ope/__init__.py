@@ -17,20 +17,48 @@
   runs them: `noisyfeedback.lab.papers.open_bandit`).
 """
 
-from .estimators import (
-    ESTIMATORS,
-    INTERVALS,
-    Estimate,
-    RewardModel,
-    estimate_rho,
-    evaluate_all,
-    noise_correct,
-    policy_probabilities,
-)
-from .learning import train_and_evaluate
-from .streaming import evaluate, evaluate_log, stream_folds  # evaluate: also logs read in chunks
-from .candidates import CANDIDATE_ESTIMATORS, evaluate_candidates, evaluate_candidates_all
-from .slates import SLATE_ESTIMATORS, pseudoinverse, sequential_slate_moments, slot_ips
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below are imported on first use (lazy_attributes)
+    from .estimators import (
+        ESTIMATORS,
+        INTERVALS,
+        Estimate,
+        RewardModel,
+        estimate_rho,
+        evaluate_all,
+        noise_correct,
+        policy_probabilities,
+    )
+    from .learning import train_and_evaluate
+    from .streaming import evaluate, evaluate_log, stream_folds
+    from .candidates import CANDIDATE_ESTIMATORS, evaluate_candidates, evaluate_candidates_all
+    from .slates import SLATE_ESTIMATORS, pseudoinverse, sequential_slate_moments, slot_ips
+
+_LAZY = {
+    'ESTIMATORS': '.estimators',
+    'INTERVALS': '.estimators',
+    'Estimate': '.estimators',
+    'RewardModel': '.estimators',
+    'estimate_rho': '.estimators',
+    'evaluate_all': '.estimators',
+    'noise_correct': '.estimators',
+    'policy_probabilities': '.estimators',
+    'train_and_evaluate': '.learning',
+    'evaluate': '.streaming',
+    'evaluate_log': '.streaming',
+    'stream_folds': '.streaming',
+    'CANDIDATE_ESTIMATORS': '.candidates',
+    'evaluate_candidates': '.candidates',
+    'evaluate_candidates_all': '.candidates',
+    'SLATE_ESTIMATORS': '.slates',
+    'pseudoinverse': '.slates',
+    'sequential_slate_moments': '.slates',
+    'slot_ips': '.slates',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = ["Estimate", "evaluate", "evaluate_log", "stream_folds", "evaluate_all", "policy_probabilities",
            "RewardModel", "noise_correct", "estimate_rho", "train_and_evaluate", "ESTIMATORS", "INTERVALS",

@@ -5,8 +5,20 @@
 - `TeacherSGD` — the Section 6 heuristic: Pegasos with per-teacher step caps.
 """
 
-from .evil_teachers import EvilTeacherSVM
-from .svm import LinearSVM
-from .teacher_sgd import TeacherSGD
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below are imported on first use (lazy_attributes)
+    from .evil_teachers import EvilTeacherSVM
+    from .svm import LinearSVM
+    from .teacher_sgd import TeacherSGD
+
+_LAZY = {
+    'EvilTeacherSVM': '.evil_teachers',
+    'LinearSVM': '.svm',
+    'TeacherSGD': '.teacher_sgd',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 __all__ = ["LinearSVM", "EvilTeacherSVM", "TeacherSGD"]
