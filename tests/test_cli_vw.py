@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from noisyfeedback.cli import app
-from noisyfeedback.cli.vw import format_distribution
+from noisyfeedback.cli.vw import format_distribution, format_distributions
 from noisyfeedback.datasets import ADFExample, CBLabel, write_vw_adf
 
 runner = CliRunner()
@@ -163,3 +163,22 @@ def test_errors_are_one_line_naming_file_and_line(tmp_path):
 
 def test_format_distribution_is_vws():
     assert format_distribution(np.array([0.25, 0.25, 0.5])) == "2:0.5,0:0.25,1:0.25"
+
+
+def test_format_distributions_writes_the_bytes_of_format_distribution_round_by_round():
+    """The chunk formatter (one sort and one ``%`` a chunk) against the per-round one: equal and unequal
+    numbers of actions, ties (stable by index), -0.0, tiny probabilities (exponent form), offsets not from 0."""
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n = int(rng.integers(0, 30))
+        sizes = np.full(n, int(rng.integers(0, 12))) if trial % 2 else rng.integers(0, 12, size=n)
+        o = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        P = rng.random(int(o[-1])) ** int(rng.integers(1, 30))
+        if trial % 3 == 0:
+            P = np.round(P, 1)
+        if trial % 5 == 0:
+            P[::4] = -0.0
+        want = "".join(format_distribution(P[o[i]:o[i + 1]]) + "\n\n" for i in range(n))
+        assert format_distributions(P, o) == want
+        if n > 1:
+            assert format_distributions(P, o[1:]) == want[want.index("\n\n") + 2:]

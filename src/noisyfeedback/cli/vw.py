@@ -399,6 +399,34 @@ def format_distribution(p: np.ndarray) -> str:
     return ",".join(f"{int(i)}:{float(p[i]):.6g}" for i in order)
 
 
+def format_distributions(P: np.ndarray, offsets: np.ndarray) -> str:
+    r"""`format_distribution` of every round of a chunk (round i: ``P[offsets[i]:offsets[i + 1]]``), each
+    line followed by a blank line, as VW's ``-p`` writes them; the same bytes, formatted in one ``%``
+    operation over the chunk instead of a Python loop per pair.
+
+    >>> format_distributions(np.array([0.1, 0.7, 0.2, 0.5, 0.5]), np.array([0, 3, 5]))
+    '1:0.7,2:0.2,0:0.1\n\n0:0.5,1:0.5\n\n'
+    """
+    o = np.asarray(offsets, dtype=np.int64)
+    sizes = np.diff(o)
+    if sizes.size == 0:
+        return ""
+    p = np.asarray(P, dtype=np.float64)[o[0]:o[-1]]
+    k0 = int(sizes[0])
+    args: list = [0] * (2 * p.size)
+    if (sizes == k0).all():  # the same number of actions every round: one sort along the rows
+        local = np.argsort(-p.reshape(sizes.size, k0), axis=1, kind="stable")
+        args[0::2] = local.ravel().tolist()
+        args[1::2] = np.take_along_axis(p.reshape(sizes.size, k0), local, axis=1).ravel().tolist()
+        return (",".join(("%d:%.6g",) * k0) + "\n\n") * sizes.size % tuple(args)
+    rid = np.repeat(np.arange(sizes.size), sizes)
+    order = np.lexsort((-p, rid))  # by round, then most probable first; ties keep the index order (stable)
+    args[0::2] = (order - (o[:-1] - o[0])[rid]).tolist()
+    args[1::2] = p[order].tolist()
+    lines = {k: ",".join(("%d:%.6g",) * k) + "\n\n" for k in np.unique(sizes).tolist()}
+    return "".join(lines[k] for k in sizes.tolist()) % tuple(args)
+
+
 def _distributions(lrn, rounds, greedy: bool) -> np.ndarray:
     if greedy:
         best = lrn.predict(rounds)
@@ -441,7 +469,7 @@ def predict(
                     fh.write("".join(text))
                 else:
                     P = _distributions(lrn, rounds, greedy)
-                    fh.write("".join(format_distribution(P[o[i]:o[i + 1]]) + "\n\n" for i in range(rounds.n_rounds)))
+                    fh.write(format_distributions(P, o))
                 n += rounds.n_rounds
                 bar.add(rounds.n_rounds)
         bar.close()
