@@ -1,7 +1,8 @@
 """Lazy package attributes (PEP 562): a package's public names imported on first use.
 
-``import noisyfeedback`` then costs numpy and little else; scikit-learn, pandas, SciPy and numba are
-imported by the module that needs them, when it is first used (``nf.Banditron``, ``nf.datasets.load``...).
+``import noisyfeedback`` then imports no third-party library (not even numpy); scikit-learn, pandas, SciPy
+and numba are imported by the module that needs them, when it is first used (``nf.Banditron``,
+``nf.datasets.load``...).
 Each package keeps its eager imports under ``if TYPE_CHECKING:`` so that type checkers and the
 import-linter contracts see the same graph as before.
 
