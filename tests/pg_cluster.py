@@ -67,22 +67,29 @@ def cluster(fsync: bool = False):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def restart(dsn: str, down: float = 0.0) -> None:
+def restart(dsn: str, down: float = 0.0, times: dict | None = None) -> None:
     """Restart the server of a cluster from :func:`cluster` (``pg_ctl stop -m fast``, ``down`` seconds
-    without a server, then start with the same options): every connection to it is closed."""
+    without a server, then start with the same options): every connection to it is closed. ``times``
+    gets the ``time.monotonic()`` of each step: "stop" (asked), "stopped", "start" (asked), "up"."""
     import time
+
+    times = {} if times is None else times
     from urllib.parse import parse_qs, urlparse
 
     root = parse_qs(urlparse(dsn).query)["host"][0]
     data = os.path.join(root, "data")
     bindir = os.path.dirname(BIN[-1])
     prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    times["stop"] = time.monotonic()
     subprocess.run(prefix + [f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"], check=True,
                    capture_output=True, timeout=60)
+    times["stopped"] = time.monotonic()
     time.sleep(down)
+    times["start"] = time.monotonic()
     subprocess.run(prefix + [f"{bindir}/pg_ctl", "-D", data, "-o", f"-k {root} -c listen_addresses='' -c fsync=off "
                              "-c max_connections=200", "-l", os.path.join(root, "log"), "-w", "-t", "30", "start"],
                    check=True, capture_output=True, timeout=60)
+    times["up"] = time.monotonic()
 
 
 def new_database(dsn: str) -> str:

@@ -116,3 +116,73 @@ def test_postgres_reads_a_key_role_on_every_request(postgres_dsn):
     assert other.revoke_key(h) == 1
     assert served.key_role(h) is None
     served.close(), other.close()
+
+
+def test_connections_a_server_restart_closed_are_replaced_at_their_next_use(postgres_dsn):
+    """After a restart of the server every connection of a store is closed; a read and a write transaction
+    then succeed at once on new connections (nothing fails and nothing waits for a retry)."""
+    import time
+
+    from pg_cluster import new_database, restart
+
+    from noisyfeedback.service.auth import hash_key
+    from noisyfeedback.service.stores import open_storage
+
+    dsn = new_database(postgres_dsn)
+    key = create_key(dsn, "admin")
+    reader, writer = open_storage(dsn), open_storage(dsn)
+    try:
+        assert reader.key_role(hash_key(key)) == "admin"
+        assert writer.apply_batch([("touch", hash_key(key), 1.0)]) == [None]
+        old = (reader._local.con, writer._local.con)
+        restart(postgres_dsn)
+        t0 = time.monotonic()
+        assert reader.key_role(hash_key(key)) == "admin"  # a read, then ...
+        assert writer.apply_batch([("touch", hash_key(key), 2.0)]) == [None]  # ... a BEGIN on a closed connection
+        assert time.monotonic() - t0 < 1.0
+        assert (reader._local.con, writer._local.con) != old and not reader.outage and not writer.outage
+        assert reader.list_keys()[0][3] == 2.0
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_a_write_transaction_is_redone_unless_its_commit_was_sent(postgres_dsn):
+    """A connection that fails inside a write transaction before its COMMIT: the transaction is redone on a
+    new one (logged once). One that fails as the COMMIT is sent: never redone (it may have committed), the
+    caller gets `ConnectionLost` with ``maybe_committed`` and a fixed message, not the driver's text."""
+    from pg_cluster import new_database
+
+    from noisyfeedback.service.storage import EventRow
+    from noisyfeedback.service.storage_pg import ConnectionLost
+    from noisyfeedback.service.stores import open_storage
+
+    dsn = new_database(postgres_dsn)
+    st = open_storage(dsn)
+    real, seen = st._x, []
+
+    def failing_on(statement, times):
+        def x(sql, params=()):
+            if sql.startswith(statement) and len(seen) < times:
+                seen.append(sql)
+                st._local.con.close()  # the connection fails as this statement is sent
+            return real(sql, params)
+        return x
+
+    def event(seq):
+        return EventRow(seq, f"e{seq}", 0.0, np.zeros(2).tobytes(), "1", 0.5, np.full(2, 0.5).tobytes(), 1, "online",
+                        None, "1", 0)
+    try:
+        st._x = failing_on("INSERT INTO events", 2)  # twice before the COMMIT: redone, logged once
+        assert st.apply_batch([("event", event(1))]) == [1]
+        assert len(seen) == 2 and st.max_event_seq() == 1
+        seen.clear()
+        st._x = failing_on("COMMIT", 1)
+        with pytest.raises(ConnectionLost) as err:
+            st.apply_batch([("event", event(2))])
+        assert err.value.maybe_committed and seen == ["COMMIT"]
+        assert "psycopg" not in str(err.value) and "closed" not in str(err.value)
+        st._x = real
+        assert st.max_event_seq() == 1  # (a closed connection never sent it: not committed here)
+    finally:
+        st.close()

@@ -325,70 +325,37 @@ def test_a_duplicate_replica_name_is_refused_at_start(dsn, tmp_path):
         assert again.get("/health").json()["replica"] == "a"
 
 
-def test_replicas_serve_again_after_a_postgresql_restart_and_equal_a_replay(cluster_dsn, tmp_path):
-    """The server restarts under a burst of requests: each fails with 503 (never 500, never the driver's
-    text) or succeeds, failing only from the stop until at most 5 s after the start; /health says 503 while
-    the database is away, then both replicas serve again without a restart of their own; nothing
-    acknowledged is lost and both models equal a replay."""
+def test_a_short_postgresql_restart_fails_no_request(cluster_dsn, tmp_path):
+    """A restart of the server shorter than the service's retries (a fast stop and a start at once) under
+    requests alternated between two replicas: no request fails (each waits for the database instead), the
+    driver's text is never shown, and both models equal a replay afterwards. The restart under load with
+    server processes, longer than the retries: test_service_replicas_kill.py."""
     import threading
 
     dsn = new_database(cluster_dsn)
     key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
     app_a, app_b = create_app(config(dsn, tmp_path, "a")), create_app(config(dsn, tmp_path, "b"))
     with TestClient(app_a) as a, TestClient(app_b) as b:
-        drive([a, b], key, 20)
-        down, times = threading.Event(), {}
-
-        def restart_timed():
-            times["down"] = time.monotonic()
-            down.set()
-            restart(cluster_dsn, down=1.0)
-            times["up"] = time.monotonic()
-
-        restarter = threading.Thread(target=restart_timed)
+        drive([a, b], key, 10)
+        times = {}
+        restarter = threading.Thread(target=restart, args=(cluster_dsn, 0.0, times))
         restarter.start()
-        down.wait()
         rng = np.random.default_rng(5)
-        acked, statuses, healths, failures = {}, set(), set(), []
-        t0 = time.monotonic()
-        k = 0
+        statuses, k = [], 0
         while restarter.is_alive() or k < 10:
-            c = (a, b)[k % 2]
-            r = c.post("/rank", json={"context": rng.normal(size=D).tolist(), "event_id": f"burst{k}"}, headers=key)
-            statuses.add(r.status_code)
-            if r.status_code != 200:
-                failures.append(time.monotonic())
-            assert r.status_code in (200, 503), r.text
-            assert "psycopg" not in r.text and "connection" not in r.text.lower(), r.text
-            if r.status_code == 200:
-                w = (b, a)[k % 2].post("/reward", json={"event_id": f"burst{k}", "reward": 1}, headers=key)
-                assert w.status_code in (200, 503), w.text
-                if w.status_code != 200:
-                    failures.append(time.monotonic())
-                if w.status_code == 200:
-                    acked[f"burst{k}"] = 1
-            healths.add(c.get("/health").status_code)
+            ranked = (a, b)[k % 2].post("/rank", json={"context": rng.normal(size=D).tolist(), "event_id": f"s{k}"},
+                                        headers=key)
+            statuses.append(ranked.status_code)
+            assert ranked.status_code == 200, ranked.text
+            rewarded = (b, a)[k % 2].post("/reward", json={"event_id": f"s{k}", "reward": 1}, headers=key)
+            assert rewarded.status_code == 200, rewarded.text
             k += 1
-            time.sleep(0.02)
+            time.sleep(0.01)
         restarter.join()
-        assert 503 in healths and 503 in statuses  # the outage was seen, and said so
-        # requests fail only while the server is away, and for at most 5 s after it is back
-        assert times["down"] <= failures[0] and failures[-1] <= times["up"] + 5.0, (times, failures[:3], failures[-3:])
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and {a.get("/health").status_code, b.get("/health").status_code} != {200}:
-            time.sleep(0.1)
+        assert times["up"] - times["stop"] < 2.0, times  # (shorter than the retries: else this test says nothing)
         assert {a.get("/health").status_code, b.get("/health").status_code} == {200}
-        assert time.monotonic() - t0 < 30
-        drive([a, b], key, 20, seed=1, prefix="after")  # both serve again: rank on one, reward on the other
         wait_caught_up([a, b], dsn)
-        st = open_storage(dsn, create=False)
-        logged = {r[1] for r in st.log() if r[12] is not None}
-        st.close()
-        assert set(acked) <= logged  # every acknowledged reward is in the log
         replay, rows = offline_replay(dsn)
+        assert len(rows) == 10 + k
         assert_same_model(app_a.state.engine.learner, replay)
         assert_same_model(app_b.state.engine.learner, replay)
-        text = a.get("/metrics", headers=key).text
-        assert 'nf_events_total{replica="a"}' in text
-        rewards = [ln for ln in text.splitlines() if ln.startswith("nf_rewards_total ")][0]
-        assert float(rewards.split()[1]) == len(rows)  # each reward counted once

@@ -178,7 +178,9 @@ class CatalogueEngine(Engine):
             return await asyncio.shield(pending[1])
         if event_id in self._pending_ids:
             raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
-        logged = self.storage.event_answer(event_id)
+        logged = await self.read(self.storage.event_answer, event_id)
+        if event_id in self._pending_answers or event_id in self._pending_ids:  # ranked during the read
+            return await self._idempotent(event_id, digest)
         if logged is None:
             return None
         if logged[0] is None or logged[0] != digest or logged[1] is None:
@@ -211,6 +213,8 @@ class CatalogueEngine(Engine):
         again = await self._idempotent(event_id, digest)
         if again is not None:
             return again
+        if not self.healthy:  # (a failed write during the read)
+            raise Unavailable(UNAVAILABLE)
         rounds, allowed, ids = self._round(context_features, actions, excluded)
         learner = self.learner
         dist = np.asarray(learner.action_probabilities(rounds), dtype=np.float64)
@@ -321,7 +325,7 @@ class CatalogueEngine(Engine):
         (Personalizer's rule) instead of refused."""
         value = self._value(reward, field)
         if self.n_slots > 1:  # an event ranked for slots takes its rewards per slot
-            logged = self.storage.event_context(event_id)
+            logged = await self.read(self.storage.event_context, event_id)
             if logged is not None and decode_round(logged[0])["slots"] is not None:
                 raise Invalid(field, f"event {event_id!r} was ranked for slots: send its rewards per slot "
                                         "(POST /reward/multislot).")
@@ -336,7 +340,7 @@ class CatalogueEngine(Engine):
                            field: str = "rewards", ignore_inactive: bool = False) -> dict:
         """The rewards of a multi-slot event, per slot id (slots without one: 0)."""
         values = [(sid, self._value(v, f"{field}.{j}")) for j, (sid, v) in enumerate(rewards)]
-        logged = self.storage.event_context(event_id)
+        logged = await self.read(self.storage.event_context, event_id)
         if logged is None:
             raise NotFound(f"no event {event_id!r} in the log.", "event_id")
         slot_ids = decode_round(logged[0])["slots"]

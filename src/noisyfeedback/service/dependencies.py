@@ -28,16 +28,16 @@ async def get_engine(request: Request) -> Engine:
     return request.app.state.engine
 
 
-def role_of(engine: Engine, creds: HTTPAuthorizationCredentials | None) -> str:
+async def role_of(engine: Engine, creds: HTTPAuthorizationCredentials | None) -> str:
     """The role of the presented key; 401 without a (known) bearer key."""
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
         raise Unauthorized("an API key is needed: 'Authorization: Bearer KEY'.", "Authorization")
-    return _role_of_key(engine, creds.credentials, "Authorization")
+    return await _role_of_key(engine, creds.credentials, "Authorization")
 
 
-def _role_of_key(engine: Engine, key: str, field: str) -> str:
+async def _role_of_key(engine: Engine, key: str, field: str) -> str:
     h = hash_key(key)
-    role = engine.storage.key_role(h)
+    role = await engine.key_role(h)  # (PostgreSQL: off the event loop, retried while the database is away)
     if role is None:
         raise Unauthorized("unknown or revoked API key.", field)
     engine.touch_key(h)
@@ -50,12 +50,12 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 async def rank_key(engine: EngineDep, creds: Credentials) -> str:
     """Any valid key (rank or admin)."""
-    return role_of(engine, creds)
+    return await role_of(engine, creds)
 
 
 async def admin_key(engine: EngineDep, creds: Credentials) -> str:
     """An admin key (403 for a rank key)."""
-    if role_of(engine, creds) != "admin":
+    if await role_of(engine, creds) != "admin":
         raise Forbidden("this route needs an admin key.", "Authorization")
     return "admin"
 
@@ -64,11 +64,11 @@ async def personalizer_key(engine: EngineDep, creds: Credentials,
                            key: Annotated[str | None, Depends(subscription_key)]) -> str:
     """Any valid key, in ``Ocp-Apim-Subscription-Key`` (as Personalizer clients send it) or as Bearer."""
     if key:
-        return _role_of_key(engine, key, "Ocp-Apim-Subscription-Key")
+        return await _role_of_key(engine, key, "Ocp-Apim-Subscription-Key")
     if creds is None:
         raise Unauthorized("an API key is needed: 'Ocp-Apim-Subscription-Key: KEY' or 'Authorization: "
                                 "Bearer KEY'.", "Ocp-Apim-Subscription-Key")
-    return role_of(engine, creds)
+    return await role_of(engine, creds)
 
 
 RankKey = Annotated[str, Depends(rank_key)]

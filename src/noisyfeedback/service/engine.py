@@ -21,6 +21,7 @@ import asyncio
 import logging
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from .recovery import Recovery
 from .replication import void_event_id
 from .snapshots import SnapshotFolder, snapshot_name
 from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn
+from .storage_pg import RETRY_BUDGET, retry_delays
 from .stores import open_storage
 from .writer import MAX_BATCH, LogWriter
 
@@ -45,6 +47,8 @@ __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner", "MAX_BATC
 REWARD_OPS = ("reward", "creward")
 UNAVAILABLE = "the log cannot be written now; retry later (see GET /health)."
 UNWRITTEN = "the log could not be written; retry later (see GET /health)."
+#: threads (each with its own connection) that run a PostgreSQL log's reads for requests, off the event loop
+DB_READERS = 4
 log = logging.getLogger("noisyfeedback.service")
 
 
@@ -75,6 +79,9 @@ class Engine(Recovery):
         self.writer = LogWriter(self)
         self._snapshot_task: asyncio.Task | None = None
         self._repair_task: asyncio.Task | None = None
+        # a PostgreSQL log is read for requests on threads of their own: a query (or a reconnect, up to
+        # CONNECT_TIMEOUT seconds) never holds the event loop
+        self._readers = ThreadPoolExecutor(DB_READERS, thread_name_prefix="nf-db-read") if dsn else None
         locked = False
         try:
             if self.storage is None:
@@ -96,6 +103,8 @@ class Engine(Recovery):
                     Path(f"{self.db}{suffix}").unlink(missing_ok=True)
                 if made_dir:
                     self.snapshots.remove_new()
+            if self._readers is not None:
+                self._readers.shutdown(wait=False)
             raise
         self._locked = locked
         self._touched: dict[str, float] = {}
@@ -170,6 +179,8 @@ class Engine(Recovery):
         for task in (self._repair_task, self._snapshot_task):
             if task is not None and not task.done():
                 task.cancel()
+        if self._readers is not None:
+            self._readers.shutdown(wait=False)
 
     @property
     def _loop(self) -> asyncio.AbstractEventLoop | None:
@@ -187,11 +198,34 @@ class Engine(Recovery):
             raise Unavailable(UNAVAILABLE)
         return await self.writer.submit(op)
 
+    async def read(self, fn, *args):
+        """``fn(*args)``, a read of the log for a request. SQLite: at once (local and quick, or cached).
+        PostgreSQL: on a reader thread, tried again with backoff while the database cannot be reached, for
+        at most `RETRY_BUDGET` seconds (one try while the store is in an outage), then `Unavailable`."""
+        if self._readers is None:
+            return fn(*args)
+        storage = self.storage
+        delays = retry_delays(0.0 if getattr(storage, "outage", False) else RETRY_BUDGET)
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                return await loop.run_in_executor(self._readers, fn, *args)
+            except Unavailable:
+                pause = next(delays, None)
+                if pause is None:
+                    raise
+                await asyncio.sleep(pause)
+
+    async def key_role(self, key_hash: str) -> str | None:
+        """The role of the key with this hash (None: unknown or revoked)."""
+        return await self.read(self.storage.key_role, key_hash)
+
     async def check_health(self) -> bool:
         """Whether the service can serve now: its log writable (no failed write under repair) and, on
-        PostgreSQL, the database answering."""
-        if self.healthy and is_dsn(self.db) and hasattr(self.storage, "ping"):
-            return await asyncio.to_thread(self.storage.ping) and self.healthy
+        PostgreSQL, the database answering (one try, on a new connection if the last one broke)."""
+        if self.healthy and self._readers is not None and hasattr(self.storage, "ping"):
+            ok = await asyncio.get_running_loop().run_in_executor(self._readers, self.storage.ping)
+            return ok and self.healthy
         return self.healthy
 
     def touch_key(self, key_hash: str) -> None:
@@ -305,8 +339,12 @@ class Engine(Recovery):
             default_action = check_action(default_action, "default_action", K, m)
         if self.mode == "apprentice" and default_action is None:
             raise Invalid("default_action", "apprentice mode: send the application's default_action with the context.")
-        if event_id is not None and (event_id in self._pending_ids or self.storage.event_exists(event_id)):
+        if event_id is not None and (event_id in self._pending_ids
+                                     or await self.read(self.storage.event_exists, event_id)
+                                     or event_id in self._pending_ids):  # (again: ranked during the read)
             raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
+        if not self.healthy:  # (a failed write during the read)
+            raise Unavailable(UNAVAILABLE)
         learner = self.learner
         xt = trusted_rows(x)  # validated once (above): the learner's methods take it as it is
         dist = self._distribution(xt, allowed)

@@ -7,8 +7,15 @@ Every write transaction takes one transaction-level advisory lock first, so rewa
 string, e.g. ``postgresql://nf@db.internal/noisyfeedback`` or ``host=/run/postgresql dbname=nf``.
 
 **A database that goes away** (a restart, a failover): a connection that fails is dropped and the next
-use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds); meanwhile every use raises
-`Unavailable` with a fixed message (the driver's text goes to the log, never to a client).
+use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds). A statement that cannot have
+changed anything (a read outside a transaction, or the ``BEGIN`` of one) is retried at once on a new
+connection, so connections left stale by a restart cost nothing; a write transaction that failed
+before its ``COMMIT`` was sent is redone from its ``BEGIN`` (`PostgresStorage.apply_batch`), and so
+is a read (`retry_delays`), for at most `RETRY_BUDGET` seconds, with backoff: a short outage delays
+requests instead of failing them. A transaction whose ``COMMIT`` was sent when the connection failed
+may have committed and is never redone (`ConnectionLost.maybe_committed`). After a budget spent in
+vain, further uses fail at once (one try each) until one succeeds. Failures raise `Unavailable`
+with a fixed message (the driver's text goes to the log, never to a client).
 The service's own recovery (a failed write: 503, then the model rebuilt from the log once it can be
 written; ``/health`` answers 503 while `PostgresStorage.ping` fails) does the rest: nothing that
 was acknowledged is lost, since an answer waits for its commit.
@@ -22,12 +29,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any
+import time
+from typing import Any, Iterator
 
 from .errors import Unavailable
 from .storage import SQLiteStorage
 
-__all__ = ["PostgresStorage"]
+__all__ = ["PostgresStorage", "ConnectionLost", "RETRY_BUDGET", "retry_delays"]
 
 SCHEMA_PG = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,6 +69,8 @@ LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes
 REPLICA_LOCK = 0x6E67  # with the hash of a replica's name: the session lock that claims the name
 #: seconds a new connection may take
 CONNECT_TIMEOUT = 5
+#: seconds a write transaction or a request's read is retried for (with backoff) while the database is away
+RETRY_BUDGET = 2.0
 UNREACHABLE = "the database cannot be reached now; retry later (see GET /health)."
 log = logging.getLogger("noisyfeedback.service")
 
@@ -71,6 +81,25 @@ _CLAIMS: dict[tuple[str, str], list] = {}
 
 class ReplicaInUse(ValueError):
     """Another process serves under this replica name."""
+
+
+class ConnectionLost(Unavailable):
+    """The connection to the database failed; ``maybe_committed``: it failed on a ``COMMIT``, whose
+    transaction may have committed (so it is never redone)."""
+
+    def __init__(self, message: str, maybe_committed: bool = False):
+        super().__init__(message)
+        self.maybe_committed = maybe_committed
+
+
+def retry_delays(budget: float = RETRY_BUDGET) -> Iterator[float]:
+    """The pauses between the tries of a retried operation: 0.05 s, doubling up to 0.4 s, while the
+    tries and pauses fit within ``budget`` seconds of the first try."""
+    t_end = time.monotonic() + budget
+    delay = 0.05
+    while time.monotonic() + delay < t_end:
+        yield delay
+        delay = min(2 * delay, 0.4)
 
 
 class PostgresStorage(SQLiteStorage):
@@ -87,6 +116,8 @@ class PostgresStorage(SQLiteStorage):
         self.path = dsn
         self.synchronous = synchronous.upper()
         self._local = threading.local()
+        #: a retry budget was spent in vain and nothing succeeded since: one try each until one does
+        self.outage = False
         con = self._con()
         with con.transaction():
             con.execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
@@ -127,23 +158,61 @@ class PostgresStorage(SQLiteStorage):
                 pass
 
     def _x(self, sql: str, params: tuple = ()) -> Any:
-        try:
-            cur = self._con().execute(sql.replace("?", "%s"), params)
-            if sql == self.BEGIN:
-                cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
-            return cur
-        except self._errors as exc:
-            con = getattr(self._local, "con", None)
-            if con is None or con.closed or con.broken:
-                self._drop()
+        """Execute one statement (SQLite-style ``?`` placeholders). A failed connection is dropped; a
+        statement that cannot have changed anything (a read outside a transaction, a ``BEGIN``) is tried
+        once more on a new connection; otherwise `ConnectionLost`."""
+        local = self._local
+        in_tx = getattr(local, "in_tx", False)
+        if sql == "ROLLBACK":
+            local.in_tx = False
+            con = getattr(local, "con", None)
+            if con is None or con.closed or con.broken:  # the session ended: the server rolled it back
+                return None
+        if sql == "COMMIT":
+            local.in_tx = False
+        safe = sql == self.BEGIN or (not in_tx and sql.lstrip()[:6].upper() == "SELECT")
+        for again in (False, True):
+            stale = getattr(local, "con", None) is not None  # (a failed new connection: no second try)
+            try:
+                cur = self._con().execute(sql.replace("?", "%s"), params)
+                if sql == self.BEGIN:
+                    local.in_tx = True
+                    cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+                return cur
+            except self._errors as exc:
+                con = getattr(local, "con", None)
+                broken = con is None or con.closed or con.broken
+                if broken:
+                    self._drop()
+                if sql == self.BEGIN:
+                    local.in_tx = False
+                if broken and stale and safe and not again:
+                    continue  # e.g. a connection a restart of the server closed: a new one
                 log.warning("the PostgreSQL connection failed (%s); the next use reconnects", exc)
-                raise Unavailable(UNREACHABLE) from exc
-            raise
+                raise ConnectionLost(UNREACHABLE, maybe_committed=sql == "COMMIT") from exc
+
+    def apply_batch(self, ops: list[tuple]) -> list[Any]:
+        """`SQLiteStorage.apply_batch`, redone from its ``BEGIN`` while the connection fails before the
+        ``COMMIT`` was sent, for at most `RETRY_BUDGET` seconds (one try while `outage`)."""
+        delays = retry_delays(0.0 if self.outage else RETRY_BUDGET)
+        while True:
+            try:
+                out = super().apply_batch(ops)
+            except ConnectionLost as exc:
+                pause = None if exc.maybe_committed else next(delays, None)
+                if pause is None:
+                    self.outage = not exc.maybe_committed
+                    raise
+                time.sleep(pause)
+                continue
+            self.outage = False
+            return out
 
     def ping(self) -> bool:
         """Whether the database answers now (a new connection if the last one broke)."""
         try:
             self._x("SELECT 1").fetchone()
+            self.outage = False
             return True
         except Exception:  # noqa: BLE001  (any failure: not reachable)
             return False

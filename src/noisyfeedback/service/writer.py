@@ -4,7 +4,9 @@ The operations of one loop iteration are handed over in one put (their order kep
 whatever is queued (up to `MAX_BATCH`), applies it in one transaction, and hands the results back
 to the loop (``on_commit(batch, results, exc, tail)``), where the engine learns and answers. A replica's
 writer also reads the rewards the other replicas committed (`tail`): after each of
-its own commits and, when idle, every ``poll_interval`` seconds.
+its own commits and, when idle, every ``poll_interval`` seconds. On PostgreSQL a batch whose connection
+fails before its commit is redone, and so is the read after it, for a bounded time
+(`.storage_pg.RETRY_BUDGET`); then its requests fail with 503 and the engine repairs.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import threading
 import time
 from typing import Any
 
+from .errors import Unavailable
 from .replication import tail as read_tail
+from .storage_pg import RETRY_BUDGET, retry_delays
 
 __all__ = ["LogWriter", "MAX_BATCH"]
 
@@ -62,6 +66,23 @@ class LogWriter:
         ops, self.outbox = self.outbox, []
         self.queue.put(ops)
 
+    def _read_tail(self, cursor: int) -> tuple:
+        """The rewards after ``cursor`` (`.replication.tail`); on PostgreSQL tried again with backoff while
+        the database cannot be reached, for at most ``RETRY_BUDGET`` seconds (the batch before it has
+        committed: its requests are not failed for a lost connection if it comes back)."""
+        storage = self.engine.storage
+        if not hasattr(storage, "outage"):
+            return read_tail(storage, cursor)
+        delays = retry_delays(0.0 if storage.outage else RETRY_BUDGET)
+        while True:
+            try:
+                return read_tail(storage, cursor)
+            except Unavailable:
+                pause = next(delays, None)
+                if pause is None:
+                    raise
+                time.sleep(pause)
+
     def _run(self) -> None:
         eng = self.engine
         q = self.queue
@@ -97,7 +118,7 @@ class LogWriter:
                 if tailing:  # every reward committed up to now, ours included, in seq order
                     if cursor is None:
                         cursor = eng._learned_upto
-                    tail = read_tail(eng.storage, cursor)
+                    tail = self._read_tail(cursor)
                     if tail[0]:
                         cursor = tail[0][-1][0]
                 if batch or (tail and tail[0]):
