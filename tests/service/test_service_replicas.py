@@ -353,6 +353,14 @@ def test_a_short_postgresql_restart_fails_no_request(cluster_dsn, tmp_path):
             time.sleep(0.01)
         restarter.join()
         assert times["up"] - times["stop"] < 2.0, times  # (shorter than the retries: else this test says nothing)
+        import psycopg
+
+        from noisyfeedback.service.storage_pg import REPLICA_LOCK
+
+        with psycopg.connect(dsn, autocommit=True) as other:  # both names are claimed again: refused to others
+            for name in "ab":
+                assert not other.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))",
+                                         (REPLICA_LOCK, name)).fetchone()[0], name
         assert {a.get("/health").status_code, b.get("/health").status_code} == {200}
         wait_caught_up([a, b], dsn)
         replay, rows = offline_replay(dsn)

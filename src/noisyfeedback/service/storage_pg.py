@@ -77,6 +77,7 @@ log = logging.getLogger("noisyfeedback.service")
 
 #: this process's claimed replica names: (dsn, name) -> [connection holding the lock, stores holding it]
 _CLAIMS: dict[tuple[str, str], list] = {}
+_CLAIMS_LOCK = threading.RLock()  # (the writer thread claims again after an outage, a repair on the loop too)
 
 
 class ReplicaInUse(ValueError):
@@ -118,6 +119,7 @@ class PostgresStorage(SQLiteStorage):
         self._local = threading.local()
         #: a retry budget was spent in vain and nothing succeeded since: one try each until one does
         self.outage = False
+        self._lost = False  # a connection failed since the replica name was last claimed
         con = self._con()
         with con.transaction():
             con.execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
@@ -184,6 +186,7 @@ class PostgresStorage(SQLiteStorage):
                 broken = con is None or con.closed or con.broken
                 if broken:
                     self._drop()
+                    self._lost = True
                 if sql == self.BEGIN:
                     local.in_tx = False
                 if broken and stale and safe and not again:
@@ -206,6 +209,8 @@ class PostgresStorage(SQLiteStorage):
                 time.sleep(pause)
                 continue
             self.outage = False
+            if self._lost:
+                self._claim_again()
             return out
 
     def ping(self) -> bool:
@@ -221,6 +226,22 @@ class PostgresStorage(SQLiteStorage):
         """Claim ``name`` among the replicas of this log for this process (again after the database came
         back; the engines of one process share the claim); `ReplicaInUse` when another process
         holds it."""
+        with _CLAIMS_LOCK:
+            self._claim_replica(name)
+
+    def _claim_again(self) -> None:
+        """After a connection failed and a write succeeded since: this store's replica name claimed again
+        (the session that held it may have ended with a restart of the server)."""
+        self._lost = False
+        if self._claim is None:
+            return
+        try:
+            self.claim_replica(self._claim)
+        except (ReplicaInUse, Unavailable) as exc:  # (the next repair claims it, or refuses to serve)
+            log.error("replica %r could not claim its name again after the database came back: %s", self._claim,
+                      exc)
+
+    def _claim_replica(self, name: str) -> None:
         key = (self.dsn, name)
         held = _CLAIMS.get(key)
         if held is not None:
@@ -256,6 +277,10 @@ class PostgresStorage(SQLiteStorage):
 
     def release_replica(self) -> None:
         """Give back this store's claim of its replica name (the last one in the process unlocks it)."""
+        with _CLAIMS_LOCK:
+            self._release_replica()
+
+    def _release_replica(self) -> None:
         if self._claim is None:
             return
         key, self._claim = (self.dsn, self._claim), None
