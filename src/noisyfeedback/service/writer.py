@@ -118,7 +118,7 @@ class LogWriter:
                 if tailing:  # every reward committed up to now, ours included, in seq order
                     if cursor is None:
                         cursor = eng._learned_upto
-                    tail = self._read_tail(cursor)
+                    tail = self._read_tail(cursor) if batch else read_tail(eng.storage, cursor)
                     if tail[0]:
                         cursor = tail[0][-1][0]
                 if batch or (tail and tail[0]):
