@@ -186,3 +186,41 @@ def test_a_write_transaction_is_redone_unless_its_commit_was_sent(postgres_dsn):
         assert st.max_event_seq() == 1  # (a closed connection never sent it: not committed here)
     finally:
         st.close()
+
+
+def test_a_slow_key_lookup_does_not_hold_the_event_loop(postgres_dsn, tmp_path):
+    """A request whose key lookup takes a second (a slow or reconnecting database) holds only itself: a
+    /health sent meanwhile answers at once, and the request then succeeds."""
+    import asyncio
+    import time
+
+    httpx = pytest.importorskip("httpx")
+    from pg_cluster import new_database
+
+    dsn = new_database(postgres_dsn)
+    key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
+    app = create_app(ServiceConfig(db=dsn, learner="RCNBF", n_classes=5, n_features=4, params={"seed": 3},
+                                   snapshot_dir=tmp_path))
+    storage = app.state.engine.storage
+    real = storage.key_role
+
+    def slow(key_hash):
+        time.sleep(1.0)
+        return real(key_hash)
+
+    async def main():
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://nf") as c:
+                assert (await c.get("/health")).status_code == 200
+                storage.key_role = slow
+                t0 = time.monotonic()
+                ranked = asyncio.ensure_future(c.post("/rank", json={"context": [0.0] * 4}, headers=key))
+                await asyncio.sleep(0.1)  # (the rank is waiting for its key's role by now)
+                health = await c.get("/health")
+                waited = time.monotonic() - t0
+                return health.status_code, waited, (await ranked).status_code
+
+    status, waited, ranked = asyncio.run(main())
+    assert status == 200 and waited < 0.6, waited
+    assert ranked == 200
