@@ -10,9 +10,19 @@ import weakref
 if platform.machine().lower() in ("x86_64", "amd64"):
     os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4,AVX512_ICL,AVX512_SPR")
 
+# One BLAS thread in every test process (and the processes they start): the suite runs one pytest worker
+# a core, and the small matrices of the tests run several times slower when two BLAS threads share a core
+# with another worker (find_label_issues on digits: 1.0 s with one thread, 8 s with two on a busy 2-core
+# machine). Results do not depend on it: the kernels split no sum across threads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import typer.testing  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+_ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")  # in case a plugin loaded NumPy first
 
 # the shared helpers (reference twins, tolerances) at the top of tests/, and the layer folders: a test module
 # imports another's helpers by its name (test_simulate's python_loop), whichever folder is collected first
