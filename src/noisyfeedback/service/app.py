@@ -27,6 +27,7 @@ from .errors import Conflict, Forbidden, Invalid, NotFound, ServiceError, Unauth
 from .metrics import Metrics
 from .routers import admin, rank
 from .routers._common import json_response
+from .routers._direct import DirectRoutes
 from .schemas import RankRequest, RewardRequest
 
 __all__ = ["create_app", "RankRequest", "RewardRequest", "json_depth", "status_of"]
@@ -118,6 +119,7 @@ class Limits:
         self.templates: set[str] = set()  # the templates routed so far (all without path parameters)
         self.max_body, self.max_header, self.max_depth = cfg.max_body, cfg.max_header, cfg.max_depth
         self.max_actions = cfg.max_actions
+        self.direct: DirectRoutes | None = None  # the app's hot routes, served past the router (first request)
 
     async def _refuse(self, send, status: int, message: str, field: str | None, path: str = "") -> None:
         if path.startswith(PERSONALIZER_PATHS):
@@ -210,6 +212,12 @@ class Limits:
                 return {"type": "http.request", "body": data, "more_body": False}
             return await receive()
 
+        direct = self.direct
+        if direct is None:
+            direct = self.direct = DirectRoutes(scope["app"])
+        route = direct.match(scope)
+        if route is not None:
+            return await direct.serve(route, scope, replay, send)
         await self.app(scope, replay, send)
 
 

@@ -7,10 +7,11 @@ takes effect on the next request; each use is recorded (at most once a minute pe
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 from fastapi import Depends, Request
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPBearer
+from starlette.requests import HTTPConnection
 
 from .auth import hash_key
 from .engine import Engine
@@ -19,7 +20,30 @@ from .errors import Forbidden, Unauthorized
 __all__ = ["bearer", "subscription_key", "get_engine", "role_of", "rank_key", "admin_key", "personalizer_key",
            "EngineDep", "RankKey", "AdminKey", "PersonalizerKey"]
 
-bearer = HTTPBearer(auto_error=False, description="An API key from `noisyfeedback keys create`.")
+
+class BearerCredentials(NamedTuple):
+    """A request's ``Authorization: <scheme> <credentials>``."""
+
+    scheme: str
+    credentials: str
+
+
+class Bearer(HTTPBearer):
+    """FastAPI's ``HTTPBearer`` (the same security scheme, and None without a bearer token) that answers a
+    plain tuple instead of a pydantic model a request."""
+
+    async def __call__(self, request: HTTPConnection) -> BearerCredentials | None:
+        authorization = request.headers.get("Authorization")
+        if not authorization:
+            return None
+        scheme, _, credentials = authorization.partition(" ")
+        credentials = credentials.strip()
+        if not (scheme and credentials) or scheme.lower() != "bearer":
+            return None
+        return BearerCredentials(scheme, credentials)
+
+
+bearer = Bearer(auto_error=False, description="An API key from `noisyfeedback keys create`.", scheme_name="HTTPBearer")
 subscription_key = APIKeyHeader(name="Ocp-Apim-Subscription-Key", auto_error=False,
                                 description="The same API key, in the header Personalizer clients send.")
 
@@ -28,7 +52,7 @@ async def get_engine(request: Request) -> Engine:
     return request.app.state.engine
 
 
-async def role_of(engine: Engine, creds: HTTPAuthorizationCredentials | None) -> str:
+async def role_of(engine: Engine, creds: BearerCredentials | None) -> str:
     """The role of the presented key; 401 without a (known) bearer key."""
     if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
         raise Unauthorized("an API key is needed: 'Authorization: Bearer KEY'.", "Authorization")
@@ -45,7 +69,7 @@ async def _role_of_key(engine: Engine, key: str, field: str) -> str:
 
 
 EngineDep = Annotated[Engine, Depends(get_engine)]
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+Credentials = Annotated[BearerCredentials | None, Depends(bearer)]
 
 
 async def rank_key(engine: EngineDep, creds: Credentials) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import base
 from .._validation import trusted_rows
+from .choice import choose
 from .config import REPLICA_NAME, ServiceConfig, build_learner
 from .contexts import allowed_labels, check_action, context_row
 from .errors import ConfigError, Conflict, Invalid, NotFound, ServiceError, Unavailable
@@ -311,23 +312,6 @@ class Engine(Recovery):
             self._snapshot_task = None
 
     # ------------------------------------------------------------ requests
-    def _greedy(self, x: np.ndarray) -> list | int:
-        """The greedy action (or top-m set, in increasing label order) of one row."""
-        if self.m > 1:
-            return sorted(self.learner.predict_set(x)[0].tolist())
-        return int(self.learner.predict(x)[0])
-
-    def _distribution(self, x: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
-        """What ``act`` draws from for this row (restricted to ``allowed`` and renormalised; set learners:
-        inclusion probabilities, summing to m); 422 when the model gives no finite distribution (nothing
-        is drawn then)."""
-        kw = {} if allowed is None else {"allowed": allowed}
-        dist = np.asarray(self.learner.action_probabilities(x, **kw), dtype=np.float64)[0]
-        if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - self.m) <= 1e-6 * self.m):
-            raise Invalid("context", "the model gives no finite distribution of actions for this context "
-                                    "(its values are too extreme); nothing was drawn or logged.")
-        return dist
-
     async def rank(self, context, event_id: str | None = None, allowed_actions: list[int] | None = None,
                    default_action=None) -> dict:
         if not self.healthy:
@@ -345,26 +329,10 @@ class Engine(Recovery):
             raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
         if not self.healthy:  # (a failed write during the read)
             raise Unavailable(UNAVAILABLE)
-        learner = self.learner
         xt = trusted_rows(x)  # validated once (above): the learner's methods take it as it is
-        dist = self._distribution(xt, allowed)
-        greedy = self._greedy(xt)
+        action, prob, n_draws, dist, dist_list, greedy = choose(
+            self.learner, xt, K, m, allowed, default_action if self.mode == "apprentice" else None)
         greedy_text = encode_action(greedy)
-        if self.mode == "apprentice":
-            action, prob, n_draws = default_action, 1.0, 0
-            dist = np.zeros(K)
-            dist[np.atleast_1d(default_action)] = 1.0
-        else:
-            state = learner.rng_.bit_generator.state if learner.draws_per_round else None
-            acts, probs = learner.act(xt) if allowed is None else learner.act(xt, allowed=allowed)
-            action = acts[0].tolist()
-            prob = float(probs[0])
-            n_draws = learner.draws_per_round
-            if not 0.0 < prob <= 1.0:  # nothing is logged: the draw is undone
-                if state is not None:
-                    learner.rng_.bit_generator.state = state
-                raise Invalid("context", "the model gives no finite probability for this context; nothing was "
-                                        "logged.")
         seq = self.next_event_seq  # a replica's own count of events
         self.next_event_seq += 1
         if event_id is None:  # '~' is not allowed in ids the client chooses: no collision
@@ -382,7 +350,7 @@ class Engine(Recovery):
         if self.mode == "apprentice":
             s["app_events"] += 1
             s["app_agree"] += int(greedy_text == row.default_action)
-        return {"event_id": event_id, "action": action, "probability": prob, "distribution": dist.tolist(),
+        return {"event_id": event_id, "action": action, "probability": prob, "distribution": dist_list,
                 "greedy": greedy, "model_version": self.model_version, "mode": self.mode}
 
     async def reward(self, event_id: str, reward: float, timestamp: float | None = None) -> dict:

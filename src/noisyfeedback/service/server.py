@@ -7,6 +7,9 @@ the event loop. A request's head must also arrive whole within ``header_timeout`
 byte (of the connection, for its first request): a connection that sends its headers slowly is answered
 408 and closed, so slow clients cannot hold connections open for ever (idle keep-alive connections are
 closed by uvicorn's ``timeout_keep_alive``).
+
+The connection's writes are held until the end of the event loop's step (`Coalesced`): a response's
+head and body, which uvicorn writes one after the other, leave in one system call and one TCP segment.
 """
 
 from __future__ import annotations
@@ -15,11 +18,43 @@ import gc
 
 import orjson
 
-__all__ = ["limited_protocol", "run"]
+__all__ = ["limited_protocol", "run", "Coalesced"]
 
 
 #: seconds a request's line and headers may take to arrive
 HEADER_TIMEOUT = 10.0
+
+
+class Coalesced:
+    """A transport whose writes are joined until the end of the event loop's current step (then written
+    at once, in order); closing writes what is held first. Everything else is the transport's."""
+
+    __slots__ = ("transport", "loop", "held")
+
+    def __init__(self, transport, loop) -> None:
+        self.transport, self.loop, self.held = transport, loop, None
+
+    def write(self, data: bytes) -> None:
+        if self.held is None:
+            self.held = [data]
+            self.loop.call_soon(self.flush)
+        else:
+            self.held.append(data)
+
+    def flush(self) -> None:
+        held, self.held = self.held, None
+        if held and not self.transport.is_closing():
+            self.transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def __getattr__(self, name: str):
+        return getattr(self.transport, name)
 
 
 def limited_protocol(max_header: int, header_timeout: float = HEADER_TIMEOUT):
@@ -62,6 +97,7 @@ def limited_protocol(max_header: int, header_timeout: float = HEADER_TIMEOUT):
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
+            self.transport = Coalesced(transport, self.loop)  # what the protocol and its cycles write to
             self._nf_arm()
 
         def connection_lost(self, exc) -> None:
@@ -70,8 +106,7 @@ def limited_protocol(max_header: int, header_timeout: float = HEADER_TIMEOUT):
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._nf_head_done, self._nf_head_bytes = False, 0
-            self._nf_arm()
+            self._nf_head_done, self._nf_head_bytes = False, 0  # the timer: after this data (`data_received`)
 
         def on_headers_complete(self) -> None:
             self._nf_head_done = True
@@ -87,6 +122,8 @@ def limited_protocol(max_header: int, header_timeout: float = HEADER_TIMEOUT):
                 if self._nf_head_bytes > max_header:
                     self.transport.write(refusal)
                     self.transport.close()
+                else:  # a head begun and not complete in this data: its time runs from now
+                    self._nf_arm()
 
     return LimitedHttpToolsProtocol
 

@@ -305,6 +305,7 @@ class SQLiteStorage(KeyStore):
                 "deferred": dx[0], "deferred_pending": dx[1]}
 
     def close(self) -> None:
+        self._close_keys_mark()
         con = getattr(self._local, "con", None)
         if con is not None:
             con.close()

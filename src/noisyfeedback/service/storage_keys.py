@@ -31,7 +31,7 @@ class KeyStore:
         the same mark, so a key revoked through any of them is seen. Resolved once per store (the file a
         store has open does not move; ``realpath`` on every request cost a third of a pair's CPU)."""
         cached = self.__dict__.get("_keys_mark_cache")
-        if cached is None or cached[0] != self.path:
+        if cached is None or cached[0] is not self.path:
             cached = self._keys_mark_cache = (self.path, f"{os.path.realpath(self.path)}-keys")
         return cached[1]
 
@@ -43,10 +43,26 @@ class KeyStore:
             os.close(fd)
 
     def _keys_mark(self) -> int:
+        """The mark's size (-1 while there is none). The mark is kept open once it exists and its size
+        read from the open file (a path lookup a request cost more); a mark removed since (no link left)
+        is looked up again by its path."""
+        fd = self.__dict__.get("_keys_mark_fd")
+        if fd is not None:
+            st = os.fstat(fd)
+            if st.st_nlink:
+                return st.st_size
+            self._close_keys_mark()
         try:
-            return os.stat(self._keys_mark_path()).st_size
+            fd = os.open(self._keys_mark_path(), os.O_RDONLY)
         except FileNotFoundError:
             return -1
+        self._keys_mark_fd = fd
+        return os.fstat(fd).st_size
+
+    def _close_keys_mark(self) -> None:
+        fd = self.__dict__.pop("_keys_mark_fd", None)
+        if fd is not None:
+            os.close(fd)
 
     def list_keys(self) -> list[tuple[str, str, float, float | None]]:
         """(id, role, created, last used) of every key, oldest first; the id is the first

@@ -8,6 +8,7 @@ from ..._validation import AnySeed, Interval
 from ...base import Tags
 from ...feedback import CODE_BANDIT, kernel_feedback
 from ...kernels.bandit import RULE_BANDITRON, bandit_act, bandit_learn, bandit_simulate
+from ...kernels.linear import predict_rows
 from .._linear import LinearClassifier, LoggedLearning, class_major, kernel_view, row_range
 
 
@@ -85,6 +86,28 @@ class Banditron(LoggedLearning, LinearClassifier):
         probs = np.empty(X.shape[0], dtype=np.float64)
         bandit_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
         return actions, probs
+
+    def _act_explained(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``act(X)`` with what a service logs beside each draw, from one validation of X: (actions,
+        P(action), ``action_probabilities(X)``, ``predict(X)``), the same values and draws as the three
+        calls (which a subclass that redefines one of them gets)."""
+        cls = type(self)
+        if (cls.act is not Banditron.act or cls.action_probabilities is not Banditron.action_probabilities
+                or cls.predict is not LinearClassifier.predict or cls._check_X is not LinearClassifier._check_X):
+            dist, greedy = self.action_probabilities(X), self.predict(X)
+            return (*self.act(X), dist, greedy)
+        X = self._check_X(X, fitting=True)
+        n, K, gamma = X.shape[0], self.n_classes, float(self.gamma)
+        view = kernel_view(X)
+        greedy = np.zeros(n, dtype=np.int64)
+        predict_rows(self.W_, *view, greedy)
+        dist = np.full((n, K), gamma / K)
+        dist[np.arange(n), greedy] += 1.0 - gamma
+        u = self.rng_.random(n * self.draws_per_round)
+        actions = np.empty(n, dtype=np.int64)
+        probs = np.empty(n, dtype=np.float64)
+        bandit_act(self.W_, *view, gamma, u, actions, probs)
+        return actions, probs, dist, greedy
 
     def action_probabilities(self, X, allowed=None, excluded=None) -> np.ndarray:
         """P(r) = (1−γ)·1[r = ŷ] + γ/K for every row, shape (n_samples, n_classes): what ``act`` draws from

@@ -7,6 +7,11 @@ The route is declared, matched, documented (body, security scheme) and wrapped b
 handlers exactly as any ``APIRoute``; only the calling differs, so it accepts only endpoints whose
 parameters are the request and dependencies of the same kind (each a function of the request and of
 other such dependencies: the engine, the caller's key), refusing anything else when the app is built.
+
+`DirectRoutes` goes one step further for the app's request middleware: a request whose path and method
+are those of a direct route (matched before any other route, as the app puts them first) is handed to
+the route's handler and the app's exception handlers without Starlette's exception middleware, router
+and FastAPI's request wrapper (five layers of coroutines a request), with the scope those would set.
 """
 
 from __future__ import annotations
@@ -16,9 +21,16 @@ from typing import Any, Callable
 
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-__all__ = ["DirectRoute"]
+try:  # FastAPI's native telemetry names the route of a request's span
+    from fastapi.telemetry._api import _route_selected
+except ImportError:  # a FastAPI without it
+    _route_selected = None
+
+__all__ = ["DirectRoute", "DirectRoutes"]
 
 #: what a dependant of a direct route may not take (FastAPI would read them from the request)
 _UNSUPPORTED = ("path_params", "query_params", "header_params", "cookie_params", "body_params")
@@ -66,4 +78,58 @@ class DirectRoute(APIRoute):
         async def handler(request: Request):
             return await endpoint(**await _solve(dependant, request))
 
+        self.direct_handler = handler
         return handler
+
+
+class DirectRoutes:
+    """The direct routes of an app by (path, method), for the app's outermost request middleware:
+    `serve` answers a request that one of them matches exactly as Starlette's router and FastAPI's
+    ``request_response`` would (the same scope keys, the app's exception handlers), with fewer layers."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.routes: dict[tuple[str, str], DirectRoute | None] = {}
+        for route in app.router.routes:
+            path, methods = getattr(route, "path", None), getattr(route, "methods", None) or ()
+            for method in methods:
+                # the first route of a path and method takes it (the router's order); only direct ones
+                # without path parameters are served here
+                key = (path, method)
+                if key not in self.routes:
+                    direct = isinstance(route, DirectRoute) and "{" not in path
+                    self.routes[key] = route if direct else None
+        handlers = {k: v for k, v in app.exception_handlers.items() if k not in (500, Exception)}
+        self.status_handlers = {k: v for k, v in handlers.items() if isinstance(k, int)}
+        self.exception_handlers = {k: v for k, v in handlers.items() if not isinstance(k, int)}
+
+    def match(self, scope) -> DirectRoute | None:
+        """The direct route that the router would give this request (None: let the router route it)."""
+        if scope.get("root_path"):
+            return None
+        return self.routes.get((scope["path"], scope["method"]))  # no parameters: the path is the pattern
+
+    def _handler(self, exc: Exception):
+        if isinstance(exc, HTTPException) and exc.status_code in self.status_handlers:
+            return self.status_handlers[exc.status_code]
+        for cls in type(exc).__mro__:
+            if cls in self.exception_handlers:
+                return self.exception_handlers[cls]
+        return None
+
+    async def serve(self, route: DirectRoute, scope, receive, send) -> None:
+        scope.setdefault("router", self.app.router)
+        scope.update(endpoint=route.endpoint, path_params={}, route=route)
+        if _route_selected is not None:
+            _route_selected(scope=scope, path=route.path_format)
+        request = Request(scope, receive, send)
+        try:
+            response = await route.direct_handler(request)
+        except Exception as exc:
+            handler = self._handler(exc)
+            if handler is None:
+                raise
+            response = (await handler(request, exc) if inspect.iscoroutinefunction(handler)
+                        else await run_in_threadpool(handler, request, exc))
+            exc.__traceback__ = None  # a reused exception instance would accumulate tracebacks
+        await response(scope, receive, send)
