@@ -349,10 +349,10 @@ class LinearClassifier(Learner):
     def _validate_params(self) -> None:
         """Check every parameter, unless none changed since the last check passed (every entry point
         validates: parameters may have been set since fitting; a service calls them once a request)."""
-        from .._validation import check_param
-
         if self._params_unchanged():
             return
+        from .._validation import check_param
+
         for name, c in self._base_constraints.items():
             check_param(name, getattr(self, name), c, type(self).__name__)
         super()._validate_params()

@@ -216,8 +216,9 @@ class Limits:
         if direct is None:
             direct = self.direct = DirectRoutes(scope["app"])
         route = direct.match(scope)
-        if route is not None:
-            return await direct.serve(route, scope, replay, send)
+        if route is not None:  # the body read here is the request's (as if its handler had read it)
+            done[0] = True
+            return await direct.serve(route, scope, replay, send, data)
         await self.app(scope, replay, send)
 
 

@@ -2,7 +2,7 @@
 action and the draw, each checked. A model that gives no finite distribution or probability draws
 nothing: `Invalid`, and the learner's random stream is left as it was.
 
-A learner that offers ``_act_explained`` (act, with the distribution and greedy action of the same
+A learner that offers ``act_explained`` (act, with the distribution and greedy action of the same
 rows, from one validation of the context) is asked once a request; the others three times
 (``action_probabilities``, ``predict``/``predict_set``, ``act``): the same values and draws."""
 
@@ -42,7 +42,7 @@ def choose(learner, xt: np.ndarray, K: int, m: int, allowed: np.ndarray | None, 
     """(action, probability, uniforms drawn, distribution, distribution as a list, greedy action) of one
     validated row. With ``default_action`` (apprentice mode) nothing is drawn: the application's action
     is logged with probability 1 (and the distribution puts all mass on it)."""
-    explained = getattr(learner, "_act_explained", None)
+    explained = getattr(learner, "act_explained", None)
     if explained is not None and default_action is None and allowed is None and m == 1:
         state = learner.rng_.bit_generator.state if learner.draws_per_round else None
         acts, probs, dists, greedy = explained(xt)

@@ -33,7 +33,11 @@ class Bearer(HTTPBearer):
     plain tuple instead of a pydantic model a request."""
 
     async def __call__(self, request: HTTPConnection) -> BearerCredentials | None:
-        authorization = request.headers.get("Authorization")
+        authorization = None
+        for name, value in request.scope["headers"]:  # as request.headers.get, without its Headers object
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+                break
         if not authorization:
             return None
         scheme, _, credentials = authorization.partition(" ")

@@ -4,7 +4,7 @@ checking that its state is finite, and the parameters given as ``key=value`` tex
 Only the learner's public API is used: the constructor and ``get_params``, ``learn`` (with zero rows to
 create the state of a fresh learner), ``act``, ``action_probabilities``, ``predict`` / ``predict_set``,
 ``save`` and `noisyfeedback.load`; learned state is read by the scikit-learn convention (attributes
-whose names end in ``_``). A learner may also offer ``_act_explained`` (``act`` with the distribution and
+whose names end in ``_``). A learner may also offer ``act_explained`` (``act`` with the distribution and
 greedy action of the same rows, from one validation), which a ``/rank`` then calls instead of three
 methods (`.choice`).
 """

@@ -39,20 +39,19 @@ def apply_ops(self, ops: list[tuple]) -> list[Any]:
                 out.append(e.seq)
             elif kind == "reward":
                 _, event_id, reward, ts = op
-                ev = x(
-                    "SELECT context, action, probability, mode, default_action, greedy FROM events "
-                    "WHERE event_id = ?", (event_id,)).fetchone()
+                ev = x(  # the event and its reward if it has one (rewards.reward is never NULL)
+                    "SELECT e.context, e.action, e.probability, e.mode, e.default_action, e.greedy, r.reward "
+                    "FROM events e LEFT JOIN rewards r ON r.event_id = e.event_id WHERE e.event_id = ?",
+                    (event_id,)).fetchone()
                 if ev is None:
                     out.append(RewardOutcome("unknown"))
                     continue
-                old = x("SELECT reward FROM rewards WHERE event_id = ?", (event_id,)).fetchone()
-                if old is not None:
-                    out.append(RewardOutcome("duplicate" if old[0] == reward else "conflict",
-                                             logged_reward=old[0]))
+                if ev[6] is not None:
+                    out.append(RewardOutcome("duplicate" if ev[6] == reward else "conflict", logged_reward=ev[6]))
                     continue
                 seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at) VALUES (?,?,?,?) "
                         "RETURNING seq", (event_id, reward, ts, now)).fetchone()[0]
-                out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev)))
+                out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev[:6])))
             elif kind == "creward":
                 _, event_id, reward, ts, slots = op
                 ev = x(

@@ -87,22 +87,23 @@ class Banditron(LoggedLearning, LinearClassifier):
         bandit_act(self.W_, *kernel_view(X), float(self.gamma), u, actions, probs)
         return actions, probs
 
-    def _act_explained(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def act_explained(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``act(X)`` with what a service logs beside each draw, from one validation of X: (actions,
-        P(action), ``action_probabilities(X)``, ``predict(X)``), the same values and draws as the three
-        calls (which a subclass that redefines one of them gets)."""
-        cls = type(self)
-        if (cls.act is not Banditron.act or cls.action_probabilities is not Banditron.action_probabilities
-                or cls.predict is not LinearClassifier.predict or cls._check_X is not LinearClassifier._check_X):
-            dist, greedy = self.action_probabilities(X), self.predict(X)
-            return (*self.act(X), dist, greedy)
+        P(action), ``action_probabilities(X)``, ``predict(X)``); the same values and the same draws as
+        the three calls (which it makes where one of them is redefined)."""
+        for name, own in (("act", Banditron.act), ("action_probabilities", Banditron.action_probabilities),
+                          ("predict", LinearClassifier.predict), ("_check_X", LinearClassifier._check_X)):
+            if getattr(getattr(self, name), "__func__", None) is not own:
+                dist, greedy = self.action_probabilities(X), self.predict(X)
+                return (*self.act(X), dist, greedy)
         X = self._check_X(X, fitting=True)
         n, K, gamma = X.shape[0], self.n_classes, float(self.gamma)
         view = kernel_view(X)
         greedy = np.zeros(n, dtype=np.int64)
         predict_rows(self.W_, *view, greedy)
         dist = np.full((n, K), gamma / K)
-        dist[np.arange(n), greedy] += 1.0 - gamma
+        for i in range(n):  # as action_probabilities (one row: cheaper than fancy indexing)
+            dist[i, greedy[i]] += 1.0 - gamma
         u = self.rng_.random(n * self.draws_per_round)
         actions = np.empty(n, dtype=np.int64)
         probs = np.empty(n, dtype=np.float64)

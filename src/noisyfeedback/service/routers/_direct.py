@@ -25,11 +25,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-try:  # FastAPI's native telemetry names the route of a request's span
-    from fastapi.telemetry._api import _route_selected
-except ImportError:  # a FastAPI without it
-    _route_selected = None
-
 __all__ = ["DirectRoute", "DirectRoutes"]
 
 #: what a dependant of a direct route may not take (FastAPI would read them from the request)
@@ -51,18 +46,29 @@ def _check(dependant: Dependant, where: str) -> None:
         _check(sub, f"{where} -> {getattr(sub.call, '__name__', type(sub.call).__name__)}")
 
 
-async def _solve(dependant: Dependant, request: Request) -> dict[str, Any]:
-    """The keyword arguments of ``dependant.call``: the request (also where an ``HTTPConnection`` is
-    asked for, as the security schemes do) and each dependency's value (awaited)."""
-    kwargs: dict[str, Any] = {}
-    for name in (dependant.request_param_name, dependant.http_connection_param_name):
-        if name:
-            kwargs[name] = request
-    for sub in dependant.dependencies:
-        value = sub.call(**await _solve(sub, request))
+def _plan(dependant: Dependant) -> tuple:
+    """What `_solve` does for ``dependant``, worked out once: (the names given the request, and per
+    dependency its name, callable, own plan and whether its value is shared within a request)."""
+    names = tuple(n for n in (dependant.request_param_name, dependant.http_connection_param_name) if n)
+    return names, tuple((sub.name, sub.call, _plan(sub), sub.use_cache) for sub in dependant.dependencies)
+
+
+async def _solve(plan: tuple, request: Request, cache: dict) -> dict[str, Any]:
+    """The keyword arguments of a dependant's call: the request (also where an ``HTTPConnection`` is
+    asked for, as the security schemes do) and each dependency's value (awaited; computed once a
+    request, as FastAPI caches it, unless the dependency says ``use_cache=False``)."""
+    names, subs = plan
+    kwargs: dict[str, Any] = dict.fromkeys(names, request)
+    for name, call, sub, shared in subs:
+        if shared and call in cache:
+            kwargs[name] = cache[call]
+            continue
+        value = call(**(await _solve(sub, request, cache) if sub[1] else dict.fromkeys(sub[0], request)))
         if inspect.isawaitable(value):
             value = await value
-        kwargs[sub.name] = value
+        if shared:
+            cache[call] = value
+        kwargs[name] = value
     return kwargs
 
 
@@ -75,8 +81,10 @@ class DirectRoute(APIRoute):
         if not inspect.iscoroutinefunction(endpoint):
             raise TypeError(f"route {self.path}: a DirectRoute endpoint must be 'async def'.")
 
+        plan = _plan(dependant)
+
         async def handler(request: Request):
-            return await endpoint(**await _solve(dependant, request))
+            return await endpoint(**await _solve(plan, request, {}))
 
         self.direct_handler = handler
         return handler
@@ -105,7 +113,7 @@ class DirectRoutes:
 
     def match(self, scope) -> DirectRoute | None:
         """The direct route that the router would give this request (None: let the router route it)."""
-        if scope.get("root_path"):
+        if scope.get("root_path") or "fastapi.telemetry" in scope:  # telemetry: the router names the span
             return None
         return self.routes.get((scope["path"], scope["method"]))  # no parameters: the path is the pattern
 
@@ -117,12 +125,14 @@ class DirectRoutes:
                 return self.exception_handlers[cls]
         return None
 
-    async def serve(self, route: DirectRoute, scope, receive, send) -> None:
+    async def serve(self, route: DirectRoute, scope, receive, send, body: bytes | None = None) -> None:
+        """Answer a request that `match` gave ``route`` (``body``: its body, already read from
+        ``receive``; kept where Starlette's ``Request.body`` keeps what it read)."""
         scope.setdefault("router", self.app.router)
         scope.update(endpoint=route.endpoint, path_params={}, route=route)
-        if _route_selected is not None:
-            _route_selected(scope=scope, path=route.path_format)
         request = Request(scope, receive, send)
+        if body is not None:
+            request._body = body
         try:
             response = await route.direct_handler(request)
         except Exception as exc:
