@@ -166,6 +166,8 @@ def test_acceptance_sigkill_during_reward_burst_loses_no_acknowledged_reward(tmp
                         acked.append(body)
                         if stop_after is not None and len(acked) >= stop_after:
                             killed.set()
+                    if killed is not None and killed.is_set():
+                        time.sleep(0.02)  # keep the burst going, slowly enough that the kill lands during it
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(one, [bodies[k::8] for k in range(8)]))
 
