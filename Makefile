@@ -33,7 +33,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m pytest -q -n auto --dist loadfile
+	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
 
 # the documentation site (guides, tutorials, API reference from the docstrings) into site/;
