@@ -196,3 +196,35 @@ def test_the_package_and_the_vw_commands_import_no_heavy_library_they_do_not_use
     assert "shadow simulate function uma_toy function" in out
     assert "cli ['scipy']" in out
     assert "vw commands ['numba', 'scipy']" in out
+
+
+def _type_checking_imports(source: str) -> dict[str, str]:
+    """The names a package imports under ``if TYPE_CHECKING:``, each with its submodule as ``_LAZY`` writes it
+    (``".learners"``; ``""`` for ``from . import name``)."""
+    import ast
+
+    names: dict[str, str] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in ast.walk(node):
+                if isinstance(imp, ast.ImportFrom):
+                    where = "." * imp.level + (imp.module or "")
+                    for alias in imp.names:
+                        names[alias.asname or alias.name] = "" if where == "." else where
+    return names
+
+
+@pytest.mark.parametrize("package", ["noisyfeedback", "noisyfeedback.datasets", "noisyfeedback.learners",
+                                     "noisyfeedback.learners.catalogue", "noisyfeedback.learners.label_noise",
+                                     "noisyfeedback.learners.teachers", "noisyfeedback.noise",
+                                     "noisyfeedback.ope"])
+def test_lazy_names_are_the_type_checking_imports_and_all_resolve(package):
+    """A lazy package lists each public name twice (the ``TYPE_CHECKING`` imports the tools read, the ``_LAZY``
+    map the package uses): the two must agree, and every name of ``__all__`` must resolve."""
+    import importlib
+
+    module = importlib.import_module(package)
+    declared = _type_checking_imports(Path(module.__file__).read_text(encoding="utf-8"))
+    assert declared == module._LAZY_ATTRIBUTES
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
