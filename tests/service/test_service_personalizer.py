@@ -180,6 +180,11 @@ def test_errors_name_the_field_in_personalizers_words(pz):
         assert r.status_code == 400 and r.json()["error"]["target"] == "slots[1].excludedActions[0]", r.text
         r = c.post("/personalizer/v1.0/rank", json={**RANK, "contextFeatures": "x"}, headers=key)
         assert r.json()["error"]["target"] == "contextFeatures"
+        for extra in ("unknownField", ""):  # a field Personalizer does not have, even one named ""
+            r = c.post("/personalizer/v1.0/rank", json={**RANK, extra: 1}, headers=key)
+            err = r.json()["error"]
+            assert r.status_code == 400 and err["target"] == (extra or '[""]'), r.text
+            assert err["message"] == f"{err['target']}: Extra inputs are not permitted", r.text
         r = c.post("/personalizer/v1.0/rank", content=b"{", headers=key)
         assert r.status_code == 400 and "error" in r.json()
         # an unknown or missing api-version

@@ -147,24 +147,31 @@ def test_connections_a_server_restart_closed_are_replaced_at_their_next_use(post
         writer.close()
 
 
-def test_a_write_transaction_is_redone_unless_its_commit_was_sent(postgres_dsn):
+def test_a_write_transaction_is_redone_unless_its_commit_was_sent_and_took(postgres_dsn):
     """A connection that fails inside a write transaction before its COMMIT: the transaction is redone on a
-    new one (logged once). One that fails as the COMMIT is sent: never redone (it may have committed), the
-    caller gets `ConnectionLost` with ``maybe_committed`` and a fixed message, not the driver's text."""
+    new one (logged once). One that fails as the COMMIT is sent: the server is asked for the
+    transaction's outcome; committed, its results stand and it is not redone; aborted, it is redone;
+    no answer (the server away): `ConnectionLost` with ``maybe_committed`` and a fixed message, not the
+    driver's text."""
+    import psycopg
     from pg_cluster import new_database
 
     from noisyfeedback.service.storage import EventRow
-    from noisyfeedback.service.storage_pg import ConnectionLost
+    from noisyfeedback.service.storage_pg import UNREACHABLE, ConnectionLost
     from noisyfeedback.service.stores import open_storage
 
     dsn = new_database(postgres_dsn)
     st = open_storage(dsn)
     real, seen = st._x, []
 
-    def failing_on(statement, times):
+    def failing_on(statement, times, after=False):
         def x(sql, params=()):
             if sql.startswith(statement) and len(seen) < times:
                 seen.append(sql)
+                if after:  # the statement reaches the server, the answer is lost
+                    real(sql, params)
+                    st._local.con.close()
+                    raise ConnectionLost(UNREACHABLE, maybe_committed=sql == "COMMIT")
                 st._local.con.close()  # the connection fails as this statement is sent
             return real(sql, params)
         return x
@@ -177,13 +184,35 @@ def test_a_write_transaction_is_redone_unless_its_commit_was_sent(postgres_dsn):
         assert st.apply_batch([("event", event(1))]) == [1]
         assert len(seen) == 2 and st.max_event_seq() == 1
         seen.clear()
+        st._x = failing_on("COMMIT", 1)  # a COMMIT never sent: the transaction aborted, redone
+        assert st.apply_batch([("event", event(2))]) == [2]
+        assert seen == ["COMMIT"] and st.max_event_seq() == 2 and not st.outage
+        seen.clear()
+        st._x = failing_on("COMMIT", 1, after=True)  # committed, its answer lost: not redone (else a
+        assert st.apply_batch([("event", event(3))]) == [3]  # duplicate key), its results returned
+        assert seen == ["COMMIT"] and st.max_event_seq() == 3
+        seen.clear()
+        outcome = st._outcome
+        st._outcome = lambda xid, delays: None  # the server does not answer within the budget
         st._x = failing_on("COMMIT", 1)
         with pytest.raises(ConnectionLost) as err:
-            st.apply_batch([("event", event(2))])
-        assert err.value.maybe_committed and seen == ["COMMIT"]
+            st.apply_batch([("event", event(4))])
+        assert err.value.maybe_committed and seen == ["COMMIT"] and st.outage
         assert "psycopg" not in str(err.value) and "closed" not in str(err.value)
-        st._x = real
-        assert st.max_event_seq() == 1  # (a closed connection never sent it: not committed here)
+        st._x, st._outcome = real, outcome
+        assert st.max_event_seq() == 3
+        # the server's word on a transaction: committed, aborted, and one whose id is unknown
+        with psycopg.connect(dsn, autocommit=True) as con:
+            with con.transaction():
+                done = con.execute("SELECT txid_current()").fetchone()[0]
+            try:
+                with con.transaction():
+                    undone = con.execute("SELECT txid_current()").fetchone()[0]
+                    raise RuntimeError
+            except RuntimeError:
+                pass
+        assert st._outcome(done, iter(())) == "committed" and st._outcome(undone, iter(())) == "aborted"
+        assert st._outcome(None, iter(())) is None
     finally:
         st.close()
 

@@ -71,8 +71,8 @@ _SNAKE = re.compile(r"_([a-z0-9])")
 def personalizer_target(loc) -> str | None:
     """A field in Personalizer's words: ``("body", "slots", 0, "baselineAction")`` or the engine's dotted
     ``"slots.0.baseline_action"`` -> ``slots[0].baselineAction`` (names in camelCase, list indices in brackets;
-    the location's ``body``/``path``/``query``/``header`` prefix dropped)."""
-    if loc is None:
+    the location's ``body``/``path``/``query``/``header`` prefix dropped; an empty name is ``[""]``)."""
+    if not loc:
         return None
     parts = loc.split(".") if isinstance(loc, str) else [str(p) for p in loc]
     if len(parts) > 1 and parts[0] in ("body", "path", "query", "header"):
@@ -81,7 +81,9 @@ def personalizer_target(loc) -> str | None:
     for p in parts:
         if p.isdigit():
             out += f"[{p}]"
-        elif p:
+        elif not p:  # (an empty key, e.g. an extra field named "")
+            out += '[""]'
+        else:
             name = _SNAKE.sub(lambda m: m.group(1).upper(), p)
             out += f".{name}" if out else name
     return out or None

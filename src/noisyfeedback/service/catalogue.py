@@ -387,7 +387,7 @@ def open_engine(cfg: ServiceConfig) -> Engine:
     storage = None
     if is_dsn(cfg.db) or Path(cfg.db).expanduser().exists():
         storage = open_storage(cfg.db, cfg.synchronous, create=False, busy_timeout=cfg.busy_timeout) \
-            if not is_dsn(cfg.db) else open_storage(cfg.db, cfg.synchronous)
+            if not is_dsn(cfg.db) else open_storage(cfg.db, cfg.synchronous, retry_budget=cfg.db_retry)
         stored = storage.get_meta("config")
         if stored is not None:
             kind = bool(json.loads(stored).get("action_features"))

@@ -159,6 +159,9 @@ def serve(
     header_timeout: Annotated[float, typer.Option("--header-timeout", min=0.1, max=3600, help="Seconds a request's "
                                                   "line and headers may take to arrive (408 and closed "
                                                   "beyond).")] = 10.0,
+    db_retry: Annotated[float, typer.Option("--db-retry", help="PostgreSQL: seconds a request waits, retrying "
+                                            "with backoff, for a database that cannot be reached (a restart, a "
+                                            "failover) before it gets 503.")] = 2.0,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
@@ -174,7 +177,8 @@ def serve(
                             snapshot_every=snapshot_every, synchronous=sync, max_body=max_body,
                             max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
                             bits=bits, interactions=tuple(interaction) if interaction else None,
-                            max_actions=max_actions, replica=replica, poll_interval=poll_interval)
+                            max_actions=max_actions, replica=replica, poll_interval=poll_interval,
+                            db_retry=db_retry)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error, ServiceError) as exc:

@@ -57,6 +57,9 @@ class ServiceConfig:
     replica: str | None = None
     #: seconds between two reads of the rewards other replicas logged, when this one writes nothing
     poll_interval: float = 0.05
+    #: seconds a request's reads and the log's writes are tried again for, with backoff, while a PostgreSQL
+    #: log cannot be reached (a restart, a failover), before the request gets 503
+    db_retry: float = 2.0
 
     def check(self) -> None:
         """Refuse values no service can run with (one `ConfigError` naming the field)."""
@@ -96,6 +99,8 @@ class ServiceConfig:
         if not (isinstance(self.poll_interval, (int, float)) and 0.001 <= self.poll_interval <= 60):
             raise ConfigError(f"{{}} must be in [0.001, 60] seconds; got {literal(repr(self.poll_interval))}.",
                               "poll_interval")
+        if not (isinstance(self.db_retry, (int, float)) and 0 <= self.db_retry <= 600):
+            raise ConfigError(f"{{}} must be in [0, 600] seconds; got {literal(repr(self.db_retry))}.", "db_retry")
         if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):
             raise ConfigError(f"{{}} must be in (0, 3600) seconds; got {literal(repr(self.busy_timeout))}.",
                               "busy_timeout")

@@ -38,7 +38,7 @@ from .recovery import Recovery
 from .replication import void_event_id
 from .snapshots import SnapshotFolder, snapshot_name
 from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn
-from .storage_pg import RETRY_BUDGET, retry_delays
+from .storage_pg import retry_delays
 from .stores import open_storage
 from .writer import MAX_BATCH, LogWriter
 
@@ -86,7 +86,8 @@ class Engine(Recovery):
         locked = False
         try:
             if self.storage is None:
-                self.storage = open_storage(self.db, cfg.synchronous, busy_timeout=cfg.busy_timeout)
+                self.storage = open_storage(self.db, cfg.synchronous, busy_timeout=cfg.busy_timeout,
+                                            retry_budget=cfg.db_retry)
             if not dsn:  # one serving process per SQLite log, for the life of the process
                 lock_log(self.db)
                 locked = True
@@ -202,11 +203,11 @@ class Engine(Recovery):
     async def read(self, fn, *args):
         """``fn(*args)``, a read of the log for a request. SQLite: at once (local and quick, or cached).
         PostgreSQL: on a reader thread, tried again with backoff while the database cannot be reached, for
-        at most `RETRY_BUDGET` seconds (one try while the store is in an outage), then `Unavailable`."""
+        at most the store's ``retry_budget`` seconds (one try while it is in an outage), then `Unavailable`."""
         if self._readers is None:
             return fn(*args)
         storage = self.storage
-        delays = retry_delays(0.0 if getattr(storage, "outage", False) else RETRY_BUDGET)
+        delays = retry_delays(0.0 if getattr(storage, "outage", False) else storage.retry_budget)
         loop = asyncio.get_running_loop()
         while True:
             try:

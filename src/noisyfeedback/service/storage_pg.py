@@ -11,9 +11,11 @@ use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds). A stateme
 changed anything (a read outside a transaction, or the ``BEGIN`` of one) is retried at once on a new
 connection, so connections left stale by a restart cost nothing; a write transaction that failed
 before its ``COMMIT`` was sent is redone from its ``BEGIN`` (`PostgresStorage.apply_batch`), and so
-is a read (`retry_delays`), for at most `RETRY_BUDGET` seconds, with backoff: a short outage delays
-requests instead of failing them. A transaction whose ``COMMIT`` was sent when the connection failed
-may have committed and is never redone (`ConnectionLost.maybe_committed`). After a budget spent in
+is a read (`retry_delays`), for at most ``retry_budget`` seconds (`RETRY_BUDGET` by default), with
+backoff: a short outage delays requests instead of failing them. A transaction whose ``COMMIT`` was
+sent when the connection failed may have committed (`ConnectionLost.maybe_committed`): its outcome is asked of the server once it
+answers again (``txid_status`` of the transaction's id, taken at its ``BEGIN``): committed, its results
+stand; aborted, it is redone; unknown within the budget, it fails. After a budget spent in
 vain, further uses fail at once (one try each) until one succeeds. Failures raise `Unavailable`
 with a fixed message (the driver's text goes to the log, never to a client).
 The service's own recovery (a failed write: 503, then the model rebuilt from the log once it can be
@@ -69,7 +71,8 @@ LOCK_KEY = 0x6E66  # "nf": the advisory lock every write transaction takes
 REPLICA_LOCK = 0x6E67  # with the hash of a replica's name: the session lock that claims the name
 #: seconds a new connection may take
 CONNECT_TIMEOUT = 5
-#: seconds a write transaction or a request's read is retried for (with backoff) while the database is away
+#: seconds a write transaction or a request's read is retried for (with backoff) while the database is away,
+#: by default (``PostgresStorage.retry_budget``; ``serve --db-retry``)
 RETRY_BUDGET = 2.0
 UNREACHABLE = "the database cannot be reached now; retry later (see GET /health)."
 log = logging.getLogger("noisyfeedback.service")
@@ -86,11 +89,13 @@ class ReplicaInUse(ValueError):
 
 class ConnectionLost(Unavailable):
     """The connection to the database failed; ``maybe_committed``: it failed on a ``COMMIT``, whose
-    transaction may have committed (so it is never redone)."""
+    transaction may have committed (redone only once the server says it did not); ``results``: what
+    the transaction's operations returned, if it did commit (set by `.storage_writes.apply_ops`)."""
 
     def __init__(self, message: str, maybe_committed: bool = False):
         super().__init__(message)
         self.maybe_committed = maybe_committed
+        self.results: list[Any] | None = None
 
 
 def retry_delays(budget: float = RETRY_BUDGET) -> Iterator[float]:
@@ -108,9 +113,11 @@ class PostgresStorage(SQLiteStorage):
 
     BEGIN = "BEGIN"
 
-    def __init__(self, dsn: str, synchronous: str = "FULL"):
+    def __init__(self, dsn: str, synchronous: str = "FULL", retry_budget: float = RETRY_BUDGET):
         import psycopg  # (fails early and clearly without the driver)
 
+        #: seconds an operation is tried again for while the database cannot be reached
+        self.retry_budget = float(retry_budget)
         self._errors = (psycopg.OperationalError, psycopg.InterfaceError)
         self._claim: str | None = None  # the replica name this store holds a claim of
         self.dsn = dsn
@@ -179,7 +186,9 @@ class PostgresStorage(SQLiteStorage):
                 cur = self._con().execute(sql.replace("?", "%s"), params)
                 if sql == self.BEGIN:
                     local.in_tx = True
-                    cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+                    local.xid = None
+                    cur = self._con().execute(f"SELECT pg_advisory_xact_lock({LOCK_KEY}), txid_current()")
+                    local.xid = cur.fetchone()[1]  # (to ask for its outcome if its COMMIT is lost)
                 return cur
             except self._errors as exc:
                 con = getattr(local, "con", None)
@@ -196,22 +205,52 @@ class PostgresStorage(SQLiteStorage):
 
     def apply_batch(self, ops: list[tuple]) -> list[Any]:
         """`SQLiteStorage.apply_batch`, redone from its ``BEGIN`` while the connection fails before the
-        ``COMMIT`` was sent, for at most `RETRY_BUDGET` seconds (one try while `outage`)."""
-        delays = retry_delays(0.0 if self.outage else RETRY_BUDGET)
+        ``COMMIT`` was sent, or fails as it is sent and the server then says the transaction aborted, for
+        at most ``retry_budget`` seconds (one try while `outage`)."""
+        delays = retry_delays(0.0 if self.outage else self.retry_budget)
         while True:
             try:
                 out = super().apply_batch(ops)
             except ConnectionLost as exc:
-                pause = None if exc.maybe_committed else next(delays, None)
+                if exc.maybe_committed:
+                    status = self._outcome(getattr(self._local, "xid", None), delays)
+                    if status == "committed":
+                        out = exc.results
+                        break
+                    if status != "aborted":
+                        self.outage = status is None
+                        raise
+                    log.warning("a write transaction whose COMMIT was lost had aborted; redoing it")
+                    continue
+                pause = next(delays, None)
                 if pause is None:
-                    self.outage = not exc.maybe_committed
+                    self.outage = True
                     raise
                 time.sleep(pause)
                 continue
-            self.outage = False
-            if self._lost:
-                self._claim_again()
-            return out
+            break
+        self.outage = False
+        if self._lost:
+            self._claim_again()
+        return out
+
+    def _outcome(self, xid: int | None, delays: Iterator[float]) -> str | None:
+        """The server's word on transaction ``xid`` ("committed", "aborted", "in progress"), asked on a
+        new connection after each pause of ``delays`` until it answers and the transaction has ended;
+        None if it does not answer in time (or ``xid`` is unknown or too old to tell)."""
+        if xid is None:
+            return None
+        while True:
+            try:
+                status = self._x("SELECT txid_status(?)", (xid,)).fetchone()[0]
+                if status != "in progress":
+                    return status
+            except ConnectionLost:
+                pass
+            pause = next(delays, None)
+            if pause is None:
+                return None
+            time.sleep(pause)
 
     def ping(self) -> bool:
         """Whether the database answers now (a new connection if the last one broke)."""

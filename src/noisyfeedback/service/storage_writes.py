@@ -101,8 +101,10 @@ def apply_ops(self, ops: list[tuple]) -> list[Any]:
             else:  # pragma: no cover
                 raise ValueError(f"unknown operation {kind!r}")
         x("COMMIT")
-    except BaseException:
+    except BaseException as exc:
         x("ROLLBACK")
+        if getattr(exc, "maybe_committed", False):  # (the outcome of the COMMIT is unknown: the results if it
+            exc.results = out                         # committed)
         raise
     return out
 

@@ -6,7 +6,7 @@ to the loop (``on_commit(batch, results, exc, tail)``), where the engine learns 
 writer also reads the rewards the other replicas committed (`tail`): after each of
 its own commits and, when idle, every ``poll_interval`` seconds. On PostgreSQL a batch whose connection
 fails before its commit is redone, and so is the read after it, for a bounded time
-(`.storage_pg.RETRY_BUDGET`); then its requests fail with 503 and the engine repairs.
+(``serve --db-retry``, `.storage_pg.RETRY_BUDGET` by default); then its requests fail with 503 and the engine repairs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import Unavailable
 from .replication import tail as read_tail
-from .storage_pg import RETRY_BUDGET, retry_delays
+from .storage_pg import retry_delays
 
 __all__ = ["LogWriter", "MAX_BATCH"]
 
@@ -68,12 +68,12 @@ class LogWriter:
 
     def _read_tail(self, cursor: int) -> tuple:
         """The rewards after ``cursor`` (`.replication.tail`); on PostgreSQL tried again with backoff while
-        the database cannot be reached, for at most ``RETRY_BUDGET`` seconds (the batch before it has
+        the database cannot be reached, for at most the store's ``retry_budget`` seconds (the batch before it has
         committed: its requests are not failed for a lost connection if it comes back)."""
         storage = self.engine.storage
         if not hasattr(storage, "outage"):
             return read_tail(storage, cursor)
-        delays = retry_delays(0.0 if storage.outage else RETRY_BUDGET)
+        delays = retry_delays(0.0 if storage.outage else storage.retry_budget)
         while True:
             try:
                 return read_tail(storage, cursor)
