@@ -11,12 +11,12 @@ use opens a new one (each try bounded by ``CONNECT_TIMEOUT`` seconds). A stateme
 changed anything (a read outside a transaction, or the ``BEGIN`` of one) is retried at once on a new
 connection, so connections left stale by a restart cost nothing; a write transaction that failed
 before its ``COMMIT`` was sent is redone from its ``BEGIN`` (`PostgresStorage.apply_batch`), and so
-is a read (`retry_delays`), for at most ``retry_budget`` seconds (`RETRY_BUDGET` by default), with
-backoff: a short outage delays requests instead of failing them. A transaction whose ``COMMIT`` was
-sent when the connection failed may have committed (`ConnectionLost.maybe_committed`): its outcome is asked of the server once it
-answers again (``txid_status`` of the transaction's id, taken at its ``BEGIN``): committed, its results
-stand; aborted, it is redone; unknown within the budget, it fails. After a budget spent in
-vain, further uses fail at once (one try each) until one succeeds. Failures raise `Unavailable`
+is a read (`retry_delays`), for at most ``retry_budget`` seconds (`RETRY_BUDGET` by default), with backoff:
+a short outage delays requests instead of failing them. A transaction whose ``COMMIT`` was sent when the
+connection failed may have committed (`ConnectionLost.maybe_committed`): its outcome is asked of the
+server once it answers again (``txid_status`` of the transaction's id, taken at its ``BEGIN``):
+committed, its results stand; aborted, it is redone; unknown within the budget, it fails. After a budget
+spent in vain, further uses fail at once (one try each) until one succeeds. Failures raise `Unavailable`
 with a fixed message (the driver's text goes to the log, never to a client).
 The service's own recovery (a failed write: 503, then the model rebuilt from the log once it can be
 written; ``/health`` answers 503 while `PostgresStorage.ping` fails) does the rest: nothing that
