@@ -50,8 +50,10 @@ from numba import njit
 from ._codes import CSR_CODED, CSR_FLOAT64, DENSE
 from .channels import flip, set_rate_array
 
-# The per-round helpers are inlined into the loops by numba (inline="always"): about 0.1 µs a round on MNIST
-# (a call passes every array as a struct of its pointer, shape and strides).
+# The per-round helpers are inlined into `oracle_round` by numba (inline="always"): about 0.1 µs a round on
+# MNIST (a call passes every array as a struct of its pointer, shape and strides). `oracle_round` itself is
+# called, not inlined, from the three row forms of `oracle_simulate`: the same speed within the noise of
+# a shared machine, and a quarter less compile time (three inlined copies made one function of 40 s).
 from .linear import PREFETCH_AHEAD, adagrad4, argmax_first, fetch_row, prefetch_csr_row, row_scores, row_scores_coded
 
 _NO_CODES = np.zeros(0, np.uint8)
@@ -474,7 +476,7 @@ def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, s
         t[0] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, coded, sq, yi, m, kind, x, lr, rates,
                  corr, u, off, u_feedback, v, pi, top, in_top, perm, chosen):
     """One simulated round on a row given by its non-zeros: values, policy, draw (uniforms from u[off]),
