@@ -180,3 +180,23 @@ def test_chunk_size_changes_no_bit_of_the_model(tmp_path):
     a, b = nf.load(tmp_path / "m3.npz"), nf.load(tmp_path / "m4096.npz")
     assert a.weights_.any() and np.array_equal(a.weights_, b.weights_)
     assert np.array_equal(a.sum_sq_grad_, b.sum_sq_grad_)
+
+
+def test_greedy_distributions_from_the_scores_equal_those_from_predict(tmp_path):
+    """evaluate --policy greedy scores each chunk once: the one-hot rows it derives from the scores are those
+    of the learner's own greedy choice (the first best candidate on ties)."""
+    from noisyfeedback.cli.vw import _distributions
+
+    _zero_one_log(tmp_path / "log.vw", 600, 0)
+    assert invoke("train", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz").exit_code == 0
+    lrn = nf.load(tmp_path / "m.npz")
+    rounds = next(vw_stream.stream_vw(tmp_path / "log.vw")).rounds
+    q = lrn.decision_function(rounds)
+    assert np.unique(q).shape[0] > 3
+    np.testing.assert_array_equal(_distributions(lrn, rounds, True, q), _distributions(lrn, rounds, True))
+    q = np.round(q * 4) / 4  # many ties
+    P = _distributions(lrn, rounds, True, q)
+    for i in range(rounds.n_rounds):
+        seg = q[rounds.offsets[i]:rounds.offsets[i + 1]]
+        assert P[rounds.offsets[i]:rounds.offsets[i + 1]].tolist() == [float(j == np.argmax(seg))
+                                                                       for j in range(seg.shape[0])]

@@ -427,13 +427,39 @@ def format_distributions(P: np.ndarray, offsets: np.ndarray) -> str:
     return "".join(lines[k] for k in sizes.tolist()) % tuple(args)
 
 
-def _distributions(lrn, rounds, greedy: bool) -> np.ndarray:
+def _distributions(lrn, rounds, greedy: bool, scores: np.ndarray | None = None) -> np.ndarray:
+    """The policy's distribution over each round's candidates, flat; greedy from ``scores`` (the model's
+    `decision_function` of ``rounds``) when given, without scoring again."""
+    if greedy and scores is not None:
+        return _first_max(scores, rounds.offsets)
     if greedy:
         best = lrn.predict(rounds)
         P = np.zeros(rounds.n_candidates)
         P[rounds.offsets[:-1] + best] = 1.0
         return P
     return lrn.action_probabilities(rounds)
+
+
+def _g(x: float) -> str:
+    """``x`` in ``%g``, with −0 (a cost of 0 as a reward) written 0.
+
+    >>> _g(-0.0), _g(-1.0), _g(0.25)
+    ('0', '-1', '0.25')
+    """
+    return f"{x + 0.0:g}"
+
+
+def _first_max(v: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """1 at each round's highest value (the first on ties, as ``predict``), 0 elsewhere; flat like ``v``.
+
+    >>> _first_max(np.array([0.2, 0.7, 0.7, 0.1, 0.0]), np.array([0, 3, 5])).tolist()
+    [0.0, 1.0, 0.0, 1.0, 0.0]
+    """
+    top = np.maximum.reduceat(v, offsets[:-1])
+    hits = np.flatnonzero(v == np.repeat(top, np.diff(offsets)))
+    P = np.zeros(v.shape[0])
+    P[hits[np.searchsorted(hits, offsets[:-1])]] = 1.0
+    return P
 
 
 def predict(
@@ -481,8 +507,8 @@ def predict(
 def _vectors(lrn, rounds, greedy: bool, acts, props, hr, mode: str, r0: float, r1: float, flips: bool) -> np.ndarray:
     """Per round v = (w·h, w, DM, w·(h − q̂), h): w = π(logged)/propensity, h the (corrected) reward, q̂ the
     model's score of each candidate (clipped to [0, 1] for click rewards, corrected like h)."""
-    P = _distributions(lrn, rounds, greedy)
     q = lrn.decision_function(rounds)
+    P = _distributions(lrn, rounds, greedy, q)  # (greedy: from q, not scored twice)
     if mode != "cost":
         q = np.clip(q, 0.0, 1.0)
     hq = (q - r0) / (1.0 - r0 - r1) if flips else q
@@ -639,7 +665,8 @@ def evaluate(
                 continue
             if not (lo_ok - 1e-9 <= e.value <= hi_ok + 1e-9):
                 warnings.append(f"the {name} estimate {e.value:.4g} is outside the rewards' range "
-                                f"[{lo_ok:g}, {hi_ok:g}] (too few examples, or propensities/flip rates wrong).")
+                                f"[{_g(lo_ok)}, {_g(hi_ok)}] (too few examples, or propensities/flip rates "
+                                "wrong).")
         for w_ in warnings:
             _warn(w_)
     except _ERRORS as exc:
