@@ -182,10 +182,11 @@ def test_chunk_size_changes_no_bit_of_the_model(tmp_path):
     assert np.array_equal(a.sum_sq_grad_, b.sum_sq_grad_)
 
 
-def test_greedy_distributions_from_the_scores_equal_those_from_predict(tmp_path):
-    """evaluate --policy greedy scores each chunk once: the one-hot rows it derives from the scores are those
-    of the learner's own greedy choice (the first best candidate on ties)."""
-    from noisyfeedback.cli.vw import _distributions
+def test_evaluate_scores_each_candidate_once_with_the_same_distributions(tmp_path):
+    """evaluate scores each chunk once: greedy, the one-hot rows from the scores are the learner's own
+    greedy choice (the first best candidate on ties); exploring, the distribution and the scores come
+    from one pass, equal bit for bit to `action_probabilities` and `decision_function`."""
+    from noisyfeedback.cli.vw import _distributions, _first_max
 
     _zero_one_log(tmp_path / "log.vw", 600, 0)
     assert invoke("train", "-d", tmp_path / "log.vw", "--model", tmp_path / "m.npz").exit_code == 0
@@ -193,9 +194,12 @@ def test_greedy_distributions_from_the_scores_equal_those_from_predict(tmp_path)
     rounds = next(vw_stream.stream_vw(tmp_path / "log.vw")).rounds
     q = lrn.decision_function(rounds)
     assert np.unique(q).shape[0] > 3
-    np.testing.assert_array_equal(_distributions(lrn, rounds, True, q), _distributions(lrn, rounds, True))
+    np.testing.assert_array_equal(_first_max(q, rounds.offsets), _distributions(lrn, rounds, True))
+    P, q1 = lrn.action_probabilities(rounds, return_scores=True)
+    np.testing.assert_array_equal(q1, q)
+    np.testing.assert_array_equal(P, lrn.action_probabilities(rounds))
     q = np.round(q * 4) / 4  # many ties
-    P = _distributions(lrn, rounds, True, q)
+    P = _first_max(q, rounds.offsets)
     for i in range(rounds.n_rounds):
         seg = q[rounds.offsets[i]:rounds.offsets[i + 1]]
         assert P[rounds.offsets[i]:rounds.offsets[i + 1]].tolist() == [float(j == np.argmax(seg))

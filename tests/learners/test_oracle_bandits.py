@@ -264,6 +264,7 @@ def test_dense_csr_and_coded_rows_give_identical_traces():
     assert a == b
 
 
+@pytest.mark.slow  # (60,000 rounds: not in the pass without the JIT, whose loops the bit-for-bit tests cover)
 @pytest.mark.parametrize("make,channel,bound", [
     (lambda: nf.SquareCB(9, seed=0), nf.feedback.NoisyBandit(0.2, 0.4), 0.10),
     (lambda: nf.EpsilonGreedy(9, seed=0), nf.feedback.NoisyBandit(0.4, 0.4), 0.25),

@@ -427,11 +427,7 @@ def format_distributions(P: np.ndarray, offsets: np.ndarray) -> str:
     return "".join(lines[k] for k in sizes.tolist()) % tuple(args)
 
 
-def _distributions(lrn, rounds, greedy: bool, scores: np.ndarray | None = None) -> np.ndarray:
-    """The policy's distribution over each round's candidates, flat; greedy from ``scores`` (the model's
-    `decision_function` of ``rounds``) when given, without scoring again."""
-    if greedy and scores is not None:
-        return _first_max(scores, rounds.offsets)
+def _distributions(lrn, rounds, greedy: bool) -> np.ndarray:
     if greedy:
         best = lrn.predict(rounds)
         P = np.zeros(rounds.n_candidates)
@@ -507,8 +503,11 @@ def predict(
 def _vectors(lrn, rounds, greedy: bool, acts, props, hr, mode: str, r0: float, r1: float, flips: bool) -> np.ndarray:
     """Per round v = (w·h, w, DM, w·(h − q̂), h): w = π(logged)/propensity, h the (corrected) reward, q̂ the
     model's score of each candidate (clipped to [0, 1] for click rewards, corrected like h)."""
-    q = lrn.decision_function(rounds)
-    P = _distributions(lrn, rounds, greedy, q)  # (greedy: from q, not scored twice)
+    if greedy:  # the distributions from the scores: each candidate scored once
+        q = lrn.decision_function(rounds)
+        P = _first_max(q, rounds.offsets)
+    else:
+        P, q = lrn.action_probabilities(rounds, return_scores=True)
     if mode != "cost":
         q = np.clip(q, 0.0, 1.0)
     hq = (q - r0) / (1.0 - r0 - r1) if flips else q

@@ -586,9 +586,11 @@ def _cat_values_body(mode, args):
 @njit(cache=True, inline="always")
 def _cat_act_body(mode, args):
     """Draw k slots a round with uniforms u[i·k : (i+1)·k]; chosen (n, k) candidate positions, probs (n, k)
-    their slot probabilities, pis (total,) slot 1's distribution."""
+    their slot probabilities, pis (total,) slot 1's distribution, scores (total,) the candidates' scores
+    (`_cat_values_body`'s), or (0,): not wanted."""
     (lin, theta, d_c, d_a, mask, Q, c_indptr, c_idx, c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns,
-     a_inv, offsets, k, kind, explore, gamma_exponent, t, u, chosen, probs, pis) = args
+     a_inv, offsets, k, kind, explore, gamma_exponent, t, u, chosen, probs, pis, scores) = args
+    keep = scores.shape[0] > 0
     n_max = max(max_candidates(offsets), 1)
     v = np.empty(n_max)
     pi = np.empty(n_max)
@@ -614,6 +616,9 @@ def _cat_act_body(mode, args):
         policy(v, n, kind, x, placed, pi)
         for r in range(n):
             pis[base + r] = pi[r]
+        if keep:
+            for r in range(n):
+                scores[base + r] = v[r]
         choose_slots(v, n, k, kind, x, u, i * k, placed, pi, chosen[i], probs[i], greedy)
 
 

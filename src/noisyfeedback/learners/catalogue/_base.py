@@ -76,6 +76,7 @@ _ORACLES = {"adagrad": ORACLE_ADAGRAD, "normalized": ORACLE_NORMALIZED, "ridge":
 #: Chosen by benchmarks/tune_catalogue.py on tuning data (benchmarks/RESULTS.md, "How the defaults of the
 #: catalogue learners were chosen").
 AUTO_RIDGE_MAX_WEIGHTS = 1024
+_NO_SCORES = np.zeros(0)  # (act's scores not wanted)
 
 
 def resolve_catalogue_oracle(oracle: str, features: str, n_weights: int) -> str:
@@ -330,7 +331,9 @@ class CatalogueOracle(Learner):
             out[i, :order.shape[0]] = order
         return out[:, 0] if k == 1 else out
 
-    def _act(self, rounds, u: np.ndarray) -> tuple:
+    def _act(self, rounds, u: np.ndarray, scores: np.ndarray = _NO_SCORES) -> tuple:
+        """(chosen, probs, pis) of `kernels.catalogue.cat_act`; ``scores`` (total,) filled with the
+        candidates' scores when given."""
         mode, lin, d_c, d_a, mask = self._state()
         c, a, Q = self._views(rounds)
         n, k = rounds.n_rounds, int(self.n_slots)
@@ -339,14 +342,17 @@ class CatalogueOracle(Learner):
         pis = np.empty(rounds.n_candidates)
         explore, expo = self._explore()
         cat_act(mode, lin, self.weights_, d_c, d_a, mask, Q, *c, *a, rounds.offsets, k, self._policy, explore, expo,
-                int(self.n_updates_[0]), u, chosen, probs, pis)
+                int(self.n_updates_[0]), u, chosen, probs, pis, scores)
         return chosen, probs, pis
 
-    def action_probabilities(self, rounds) -> np.ndarray:
+    def action_probabilities(self, rounds, return_scores: bool = False):
         """The distribution ``act`` draws the first slot from: per candidate, flat (total,) aligned with the
-        item rows (each round's entries sum to 1)."""
+        item rows (each round's entries sum to 1); with ``return_scores``, (distribution, scores), the
+        scores those of `decision_function`, computed once for both."""
         rounds = self._check_rounds(rounds, fitting=True)
-        return self._act(rounds, np.zeros(rounds.n_rounds * int(self.n_slots)))[2]
+        scores = np.empty(rounds.n_candidates) if return_scores else _NO_SCORES
+        pis = self._act(rounds, np.zeros(rounds.n_rounds * int(self.n_slots)), scores)[2]
+        return (pis, scores) if return_scores else pis
 
     # -------------------------------------------------------- act / learn
     def act(self, rounds) -> tuple[np.ndarray, np.ndarray]:
