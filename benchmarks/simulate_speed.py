@@ -28,7 +28,8 @@ def make(name: str):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("learners", nargs="*", default=["SquareCB", "RCNBF"])
-    ap.add_argument("--data-dir", default="../shared/data")
+    ap.add_argument("--data-dir", default=os.environ.get("NOISYFEEDBACK_DATA"), help="the folder of the datasets "
+                    "(DATA; default: $NOISYFEEDBACK_DATA)")
     ap.add_argument("--rounds", type=int, default=1_000_000)
     args = ap.parse_args(argv)
     X, y = nf.datasets.load("mnist", split="train", data_dir=args.data_dir)
