@@ -253,3 +253,40 @@ def test_a_slow_key_lookup_does_not_hold_the_event_loop(postgres_dsn, tmp_path):
     status, waited, ranked = asyncio.run(main())
     assert status == 200 and waited < 0.6, waited
     assert ranked == 200
+
+
+def test_a_slow_mode_switch_does_not_hold_the_event_loop(postgres_dsn, tmp_path):
+    """POST /mode writes the mode to the log off the event loop: a /health sent while the write takes a
+    second answers at once, and the mode is switched and kept in the log."""
+    import asyncio
+    import time
+
+    httpx = pytest.importorskip("httpx")
+    from pg_cluster import new_database
+
+    dsn = new_database(postgres_dsn)
+    key = {"Authorization": f"Bearer {create_key(dsn, 'admin')}"}
+    app = create_app(ServiceConfig(db=dsn, learner="RCNBF", n_classes=5, n_features=4, params={"seed": 3},
+                                   snapshot_dir=tmp_path))
+    storage = app.state.engine.storage
+    real = storage.set_meta
+
+    def slow(k, v):
+        time.sleep(1.0)
+        return real(k, v)
+
+    async def main():
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://nf") as c:
+                storage.set_meta = slow
+                t0 = time.monotonic()
+                switched = asyncio.ensure_future(c.post("/mode", json={"mode": "apprentice"}, headers=key))
+                await asyncio.sleep(0.1)
+                health = await c.get("/health")
+                return health.status_code, time.monotonic() - t0, await switched
+
+    status, waited, switched = asyncio.run(main())
+    assert status == 200 and waited < 0.6, waited
+    assert switched.status_code == 200 and switched.json()["mode"] == "apprentice"
+    assert storage.get_meta("mode") == "apprentice"

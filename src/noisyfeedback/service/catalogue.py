@@ -133,11 +133,11 @@ class CatalogueEngine(Engine):
             return rounds, actions[:, 0], feedback[:, 0], props[:, 0]
         return rounds, actions, feedback, props
 
-    def set_mode(self, mode: str) -> None:
+    async def set_mode(self, mode: str) -> None:
         if mode != "online":
             raise Invalid("mode", "an action-feature service runs online only (apprentice mode is for the "
                                     "numeric API).")
-        super().set_mode(mode)
+        await super().set_mode(mode)
 
     # ------------------------------------------------------------ requests
     def _round(self, context_features, actions, excluded) -> tuple[CandidateRounds, list[int], list[str]]:

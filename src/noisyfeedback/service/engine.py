@@ -201,7 +201,8 @@ class Engine(Recovery):
         return await self.writer.submit(op)
 
     async def read(self, fn, *args):
-        """``fn(*args)``, a read of the log for a request. SQLite: at once (local and quick, or cached).
+        """``fn(*args)``, a read of the log for a request (or a write that may be repeated, as the mode's).
+        SQLite: at once (local and quick, or cached).
         PostgreSQL: on a reader thread, tried again with backoff while the database cannot be reached, for
         at most the store's ``retry_budget`` seconds (one try while it is in an outage), then `Unavailable`."""
         if self._readers is None:
@@ -377,8 +378,10 @@ class Engine(Recovery):
         await self._write(("snapshot", path, reward_seq, event_seq, digest, self.replica))
         return {"path": str(self.snapshots.file(path)), "model_version": reward_seq, "event_seq": event_seq}
 
-    def set_mode(self, mode: str) -> None:
-        self.storage.set_meta("mode", mode)
+    async def set_mode(self, mode: str) -> None:
+        """Serve in ``mode`` from now on (kept in the log: a restart keeps it); on PostgreSQL the write runs
+        off the event loop, retried like a request's reads while the database cannot be reached."""
+        await self.read(self.storage.set_meta, "mode", mode)
         self.mode = mode
 
     def apprentice_report(self) -> dict:

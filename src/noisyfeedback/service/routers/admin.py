@@ -28,7 +28,7 @@ async def snapshot(engine: EngineDep, role: AdminKey):
              openapi_extra=raw_body(ModeRequest))
 async def mode(request: Request, engine: EngineDep, role: AdminKey):
     body = parse_body(ModeRequest, await request.body())
-    engine.set_mode(body.mode)
+    await engine.set_mode(body.mode)
     return json_response({"mode": engine.mode})
 
 
