@@ -33,9 +33,21 @@ def distribution(learner, x: np.ndarray, m: int, allowed: np.ndarray | None = No
     inclusion probabilities, summing to m); `Invalid` when the model gives no finite distribution."""
     kw = {} if allowed is None else {"allowed": allowed}
     dist = np.asarray(learner.action_probabilities(x, **kw), dtype=np.float64)[0]
-    if not (np.isfinite(dist).all() and (dist >= 0).all() and abs(dist.sum() - m) <= 1e-6 * m):
+    if not _valid(dist.tolist(), m):
         raise Invalid("context", NO_DISTRIBUTION)
     return dist
+
+
+def _valid(values: list[float], m: int) -> bool:
+    """A finite distribution of m draws: entries in [0, inf), summing to m (within 1e-6·m)."""
+    return all(0.0 <= v < math.inf for v in values) and abs(math.fsum(values) - m) <= 1e-6 * m
+
+
+def _refuse(learner, state, message: str) -> Invalid:
+    """Nothing is logged: the draw is undone (the learner's stream back at ``state``, when it draws)."""
+    if state is not None:
+        learner.rng_.bit_generator.state = state
+    return Invalid("context", message)
 
 
 def choose(learner, xt: np.ndarray, K: int, m: int, allowed: np.ndarray | None, default_action=None):
@@ -48,11 +60,10 @@ def choose(learner, xt: np.ndarray, K: int, m: int, allowed: np.ndarray | None, 
         acts, probs, dists, greedy = explained(xt)
         dist, prob = dists[0], float(probs[0])
         values = dist.tolist()
-        dist_ok = all(0.0 <= v < math.inf for v in values) and abs(math.fsum(values) - m) <= 1e-6 * m
-        if not (dist_ok and 0.0 < prob <= 1.0):  # nothing is logged: the draw is undone
-            if state is not None:
-                learner.rng_.bit_generator.state = state
-            raise Invalid("context", NO_PROBABILITY if dist_ok else NO_DISTRIBUTION)
+        if not _valid(values, m):
+            raise _refuse(learner, state, NO_DISTRIBUTION)
+        if not 0.0 < prob <= 1.0:
+            raise _refuse(learner, state, NO_PROBABILITY)
         return acts[0].tolist(), prob, learner.draws_per_round, dist, values, int(greedy[0])
     dist = distribution(learner, xt, m, allowed)
     greedy = greedy_of(learner, xt, m)
@@ -63,8 +74,6 @@ def choose(learner, xt: np.ndarray, K: int, m: int, allowed: np.ndarray | None, 
     state = learner.rng_.bit_generator.state if learner.draws_per_round else None
     acts, probs = learner.act(xt) if allowed is None else learner.act(xt, allowed=allowed)
     prob = float(probs[0])
-    if not 0.0 < prob <= 1.0:  # nothing is logged: the draw is undone
-        if state is not None:
-            learner.rng_.bit_generator.state = state
-        raise Invalid("context", NO_PROBABILITY)
+    if not 0.0 < prob <= 1.0:
+        raise _refuse(learner, state, NO_PROBABILITY)
     return acts[0].tolist(), prob, learner.draws_per_round, dist, dist.tolist(), greedy

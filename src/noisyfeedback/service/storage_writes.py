@@ -103,8 +103,8 @@ def apply_ops(self, ops: list[tuple]) -> list[Any]:
         x("COMMIT")
     except BaseException as exc:
         x("ROLLBACK")
-        if getattr(exc, "maybe_committed", False):  # (the outcome of the COMMIT is unknown: the results if it
-            exc.results = out                         # committed)
+        if getattr(exc, "maybe_committed", False):  # the COMMIT's outcome is unknown: its results, in case
+            exc.results = out
         raise
     return out
 
