@@ -607,3 +607,38 @@ def test_a_state_that_turns_non_finite_without_an_error_is_rebuilt_from_the_log(
     rebuilt = replayed(engine.cfg.db)
     np.testing.assert_array_equal(rebuilt.learner.W_, engine.learner.W_)
     assert rebuilt.learner.rng_.bit_generator.state == engine.learner.rng_.bit_generator.state
+
+
+@pytest.mark.parametrize("explained", [True, False])
+def test_a_model_without_a_finite_distribution_or_probability_draws_nothing(explained):
+    """choose() refuses (422 "context") a distribution that is not finite or does not sum to 1, and a
+    draw whose probability is not in (0, 1]; each time the learner's stream is left as it was."""
+    import noisyfeedback as nf
+    from noisyfeedback.service.choice import NO_DISTRIBUTION, NO_PROBABILITY, choose
+    from noisyfeedback.service.errors import Invalid
+
+    X = np.zeros((1, 3))
+    for dist, prob, message in (([np.nan, 0.5, 0.5], 0.5, NO_DISTRIBUTION), ([0.7, 0.7, 0.1], 0.7, NO_DISTRIBUTION),
+                                ([1 / 3] * 3, 0.0, NO_PROBABILITY), ([1 / 3] * 3, 1 / 3, None)):
+        learner = nf.Banditron(3, seed=0).fit_logged(X, [0], [1.0], [1.0])
+
+        def act(x, allowed=None, learner=learner, prob=prob):
+            learner.rng_.random(learner.draws_per_round)
+            return np.array([1]), np.array([prob])
+
+        learner.act = act
+        learner.action_probabilities = lambda x, allowed=None, dist=dist: np.array([dist])
+        learner.predict = lambda x: np.array([0])
+        if explained:
+            learner.act_explained = lambda x, act=act, dist=dist: (*act(x), np.array([dist]), np.array([0]))
+        else:
+            learner.act_explained = None
+        before = learner.rng_.bit_generator.state
+        if message is None:
+            assert choose(learner, X, 3, 1, None)[:2] == (1, 1 / 3)
+            assert learner.rng_.bit_generator.state != before
+            continue
+        with pytest.raises(Invalid) as err:
+            choose(learner, X, 3, 1, None)
+        assert (err.value.field, err.value.message) == ("context", message)
+        assert learner.rng_.bit_generator.state == before
