@@ -82,6 +82,23 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root / "pkg"
 
 
+#: the most lines a module of the service may have (a longer one mixes concerns: split it)
+SERVICE_MODULE_LINES = 400
+
+
+def long_modules(folder: Path, limit: int) -> list[str]:
+    """The modules under ``folder`` longer than ``limit`` lines, with their lengths."""
+    return [f"{p.relative_to(folder)}: {n} lines" for p in sorted(folder.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit]
+
+
+def test_no_module_of_the_service_is_longer_than_the_limit(tmp_path):
+    assert long_modules(PACKAGE / "service", SERVICE_MODULE_LINES) == []
+    (tmp_path / "long.py").write_text("x = 1\n" * (SERVICE_MODULE_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * SERVICE_MODULE_LINES)
+    assert long_modules(tmp_path, SERVICE_MODULE_LINES) == [f"long.py: {SERVICE_MODULE_LINES + 1} lines"]
+
+
 def test_cycle_checker_finds_a_cycle_through_an_import_inside_a_function(tmp_path):
     pkg = _write(tmp_path, {
         "pkg/__init__.py": "from .a import f\n",

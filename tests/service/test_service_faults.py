@@ -271,3 +271,46 @@ def test_a_learner_that_raises_after_the_reward_is_logged_answers_and_the_servic
         nxt = c.post("/rank", json={"context": [1.0, 0.0]}, headers=key).json()
         assert c.post("/reward", json={"event_id": nxt["event_id"], "reward": 0}, headers=key).status_code == 200
         assert engine.model_version == 3
+
+
+def test_the_model_is_rebuilt_off_the_event_loop(tmp_path):
+    """While the model is rebuilt from the log after a failure, and one of its reads of the log takes a
+    second (a slow or reconnecting database), /health answers at once with 503; once the model is rebuilt
+    it answers 200, and the rebuilt model is the replay of the log."""
+    import threading
+
+    app = create_app(config(tmp_path))
+    key = {"Authorization": f"Bearer {create_key(tmp_path / 'svc.db', 'rank')}"}
+    with TestClient(app) as c:
+        first = c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).json()
+        assert c.post("/reward", json={"event_id": first["event_id"], "reward": 1}, headers=key).status_code == 200
+        engine = app.state.engine
+        storage, broken = engine.storage, engine.learner
+        reading, real = threading.Event(), storage.stats
+
+        def slow_stats(*a, **k):  # the last read of the rebuild
+            reading.set()
+            time.sleep(1.0)
+            return real(*a, **k)
+
+        def fail(*a, **k):
+            raise RuntimeError("the learner broke")
+
+        storage.stats, broken.learn = slow_stats, fail
+        ev = c.post("/rank", json={"context": [0.5, -1.0]}, headers=key).json()["event_id"]
+        assert c.post("/reward", json={"event_id": ev, "reward": 1}, headers=key).status_code == 503
+        assert reading.wait(10), "the model was not rebuilt"
+        t0 = time.perf_counter()
+        health = c.get("/health")
+        waited = time.perf_counter() - t0
+        assert health.status_code == 503 and waited < 0.6, (health.status_code, waited)
+        for _ in range(200):
+            if c.get("/health").status_code == 200:
+                break
+            time.sleep(0.05)
+        assert c.get("/health").status_code == 200
+        assert engine.learner is not broken and engine.model_version == 2  # the logged reward, learned
+        storage.stats = real
+        nxt = c.post("/rank", json={"context": [1.0, 0.0]}, headers=key).json()
+        assert c.post("/reward", json={"event_id": nxt["event_id"], "reward": 0}, headers=key).status_code == 200
+        assert engine.model_version == 3

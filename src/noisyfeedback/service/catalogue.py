@@ -38,6 +38,7 @@ from .recovery import refuse_differences
 from .replication import void_event_id
 from .rounds import canonical_namespaces, decode_round, encode_round, request_digest, rounds_of
 from .storage import EventRow, RewardOutcome, encode_action
+from .tallies import count_event
 
 __all__ = ["CatalogueEngine", "catalogue_learners", "make_catalogue_learner", "encode_round", "decode_round",
            "canonical_namespaces", "request_digest", "open_engine", "rounds_of", "load_catalogue_model"]
@@ -279,11 +280,10 @@ class CatalogueEngine(Engine):
             self._pending_answers.pop(event_id, None)
         fut.set_result(answer)
         self._remember(blob, rounds, probs)
-        s = self.stats
-        s["events"] += 1
+        count_event(self.stats, "online", False)
         if defer:
-            s["deferred"] += 1
-            s["deferred_pending"] += 1
+            self.stats["deferred"] += 1
+            self.stats["deferred_pending"] += 1
         return answer
 
     async def rank(self, context, event_id=None, allowed_actions=None, default_action=None) -> dict:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,6 +39,7 @@ from .snapshots import SnapshotFolder, snapshot_name
 from .storage import EventRow, RewardOutcome, Storage, decode_action, encode_action, is_dsn
 from .storage_pg import retry_delays
 from .stores import open_storage
+from .tallies import apprentice_report, count_event, count_reward
 from .writer import MAX_BATCH, LogWriter
 
 __all__ = ["ServiceConfig", "Engine", "ServiceError", "build_learner", "MAX_BATCH", "REPLICA_NAME"]
@@ -274,20 +274,9 @@ class Engine(Recovery):
             refused = set(self._learn_live(rows)) if rows else set()
         except Exception as exc:  # logged, not learned: answered, and the model rebuilt from the log
             return self._learn_failed(batch, results, exc, REWARD_OPS)
-        s = self.stats
         for seq, reward, *_ in rows:
-            if seq in refused:
-                continue
-            mode, default_action, greedy = events[seq]
-            s["rewards"] += 1
-            s["reward_sum"] += reward
-            s["reward_sq"] += reward * reward
-            if mode == "apprentice":
-                s["app_rewards"] += 1
-                s["app_reward_sum"] += reward
-                if greedy == default_action:
-                    s["app_agree_rewards"] += 1
-                    s["app_agree_reward_sum"] += reward
+            if seq not in refused:
+                count_reward(self.stats, reward, *events[seq])
         for (op, fut), res in zip(batch, results):
             if fut is None or fut.done():
                 continue
@@ -347,11 +336,7 @@ class Engine(Recovery):
         self._pending_draws += int(n_draws)
         if await self._write(("event", row)) == 0:  # another replica logged this event_id meanwhile
             raise Conflict(f"event_id {event_id!r} is already in the log.", "event_id")
-        s = self.stats
-        s["events"] += 1
-        if self.mode == "apprentice":
-            s["app_events"] += 1
-            s["app_agree"] += int(greedy_text == row.default_action)
+        count_event(self.stats, self.mode, greedy_text == row.default_action)
         return {"event_id": event_id, "action": action, "probability": prob, "distribution": dist_list,
                 "greedy": greedy, "model_version": self.model_version, "mode": self.mode}
 
@@ -385,18 +370,5 @@ class Engine(Recovery):
         self.mode = mode
 
     def apprentice_report(self) -> dict:
-        """Apprentice mode's report: how often the learned greedy action agrees with the application's,
-        and the mean reward of both: the application's actions (observed), and the learned policy's,
-        bounded (its reward is observed where the two agree; elsewhere it lies in [0, 1])."""
-        s = self.stats
-        div = lambda a, b: a / b if b else math.nan  # noqa: E731
-        n, agree_n, agree_sum = s["app_rewards"], s["app_agree_rewards"], s["app_agree_reward_sum"]
-        return {"mode": self.mode, "events": int(s["app_events"]),
-                "agreement": div(s["app_agree"], s["app_events"]),
-                "rewards": int(n),
-                "reward_default": div(s["app_reward_sum"], n),
-                "reward_agreeing": div(agree_sum, agree_n),
-                # the learned greedy policy's mean reward on these contexts: observed where it agrees with
-                # the application's (deterministic) action, unknown in [0, 1] elsewhere
-                "reward_learned_lower": div(agree_sum, n),
-                "reward_learned_upper": div(agree_sum + (n - agree_n), n)}
+        """Apprentice mode's report (`.tallies.apprentice_report`)."""
+        return apprentice_report(self.stats, self.mode)

@@ -232,6 +232,28 @@ class Recovery:
         if self._repair_task is None or self._repair_task.done():
             self._repair_task = asyncio.ensure_future(self._repair())
 
+    def _activity(self) -> tuple:
+        """What a request or a commit changes on the event loop (operations handed to the writer, those not
+        yet answered, draws not yet logged, the rewards learned)."""
+        return (self.writer.submitted, self.writer.inflight, self._pending_draws, self._learned_upto)
+
+    async def _recover_off_loop(self) -> bool:
+        """`_recover` on a worker thread, so that its reads of the log (tried again through an outage for up
+        to the store's retry budget) never hold the event loop: it runs on a shallow copy of the engine,
+        whose new state (learner, counters, statistics) is taken back on the loop only if nothing was
+        handed to the writer, answered or drawn meanwhile. Returns whether it was taken."""
+        before = dict(vars(self))
+        marks = self._activity()
+        rebuilt = copy.copy(self)
+        rebuilt._pending_draws = 0  # (no write in flight: nothing drawn is pending)
+        await asyncio.to_thread(rebuilt._recover)
+        if self._activity() != marks:
+            return False
+        for name, value in vars(rebuilt).items():
+            if before.get(name, rebuilt) is not value:
+                setattr(self, name, value)
+        return True
+
     async def _repair(self) -> None:
         """After a failed write: wait until the writer is idle and the log can be written again (e.g. an
         external lock was released, or the database is back), rebuild the model from the log (draws made
@@ -247,8 +269,8 @@ class Recovery:
             if self.writer.inflight:
                 continue
             try:
-                self._pending_draws = 0
-                self._recover()
+                if not await self._recover_off_loop():
+                    continue  # written or drawn meanwhile (a request that was under way): again
             except Exception as exc:  # the log cannot be read yet either: try again
                 log.error("rebuilding the model from the log failed (%s); retrying", exc)
                 continue

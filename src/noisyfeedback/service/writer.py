@@ -38,8 +38,8 @@ class LogWriter:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
         self.outbox: list = []
-        #: operations handed over and not yet answered on the loop
-        self.inflight = 0
+        #: operations handed over and not yet answered on the loop; operations handed over in all
+        self.inflight = self.submitted = 0
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -59,6 +59,7 @@ class LogWriter:
             self.loop.call_soon(self._flush)
         self.outbox.append((op, fut))
         self.inflight += 1
+        self.submitted += 1
         return fut
 
     def _flush(self) -> None:
