@@ -10,6 +10,13 @@ from .log_rows import EventRow, RewardOutcome
 
 __all__ = ["apply_ops", "replica_event"]
 
+#: a rewarded event in one query: what the model learns from, its reward and slots if it has one, and
+#: (action-feature events) whether it is deferred and when it was activated
+_EVENT_FOR_REWARD = (
+    "SELECT e.context, e.action, e.probability, e.mode, e.default_action, e.greedy, r.reward, r.slots, "
+    "x.deferred, x.activated_at FROM events e LEFT JOIN rewards r ON r.event_id = e.event_id "
+    "LEFT JOIN event_extras x ON x.seq = e.seq WHERE e.event_id = ?")
+
 
 def apply_ops(self, ops: list[tuple]) -> list[Any]:
     """Apply ("event", EventRow) / ("reward", event_id, reward, timestamp) / ("snapshot", path,
@@ -37,42 +44,22 @@ def apply_ops(self, ops: list[tuple]) -> list[Any]:
                     x("INSERT INTO event_extras (seq, event_id, deferred, request_sha256, answer) "
                       "VALUES (?,?,?,?,?)", (e.seq, e.event_id, int(e.deferred), e.request_sha256, e.answer))
                 out.append(e.seq)
-            elif kind == "reward":
-                _, event_id, reward, ts = op
-                ev = x(  # the event and its reward if it has one (rewards.reward is never NULL)
-                    "SELECT e.context, e.action, e.probability, e.mode, e.default_action, e.greedy, r.reward "
-                    "FROM events e LEFT JOIN rewards r ON r.event_id = e.event_id WHERE e.event_id = ?",
-                    (event_id,)).fetchone()
+            elif kind in ("reward", "creward"):  # an action-feature event's ("creward") carries slots
+                _, event_id, reward, ts, *slot = op
+                slots = slot[0] if slot else None
+                ev = x(_EVENT_FOR_REWARD, (event_id,)).fetchone()
                 if ev is None:
                     out.append(RewardOutcome("unknown"))
-                    continue
-                if ev[6] is not None:
-                    out.append(RewardOutcome("duplicate" if ev[6] == reward else "conflict", logged_reward=ev[6]))
-                    continue
-                seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at) VALUES (?,?,?,?) "
-                        "RETURNING seq", (event_id, reward, ts, now)).fetchone()[0]
-                out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev[:6])))
-            elif kind == "creward":
-                _, event_id, reward, ts, slots = op
-                ev = x(
-                    "SELECT e.context, e.action, e.probability, e.mode, e.default_action, e.greedy, "
-                    "x.deferred, x.activated_at FROM events e LEFT JOIN event_extras x ON x.seq = e.seq "
-                    "WHERE e.event_id = ?", (event_id,)).fetchone()
-                if ev is None:
-                    out.append(RewardOutcome("unknown"))
-                    continue
-                if ev[6] and ev[7] is None:
+                elif ev[8] and ev[9] is None:  # deferred and not activated
                     out.append(RewardOutcome("inactive"))
-                    continue
-                old = x("SELECT reward, slots FROM rewards WHERE event_id = ?", (event_id,)).fetchone()
-                if old is not None:
-                    same = old[0] == reward and old[1] == slots
-                    out.append(RewardOutcome("duplicate" if same else "conflict", logged_reward=old[0],
-                                             slots=old[1]))
-                    continue
-                seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at, slots) "
-                        "VALUES (?,?,?,?,?) RETURNING seq", (event_id, reward, ts, now, slots)).fetchone()[0]
-                out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev[:6]), slots=slots))
+                elif ev[6] is not None:  # (rewards.reward is never NULL)
+                    same = ev[6] == reward and ev[7] == slots
+                    out.append(RewardOutcome("duplicate" if same else "conflict", logged_reward=ev[6],
+                                             slots=ev[7]))
+                else:
+                    seq = x("INSERT INTO rewards (event_id, reward, timestamp, received_at, slots) "
+                            "VALUES (?,?,?,?,?) RETURNING seq", (event_id, reward, ts, now, slots)).fetchone()[0]
+                    out.append(RewardOutcome("accepted", seq=seq, reward=reward, event=tuple(ev[:6]), slots=slots))
             elif kind == "activate":
                 _, event_id, when = op
                 ev = x("SELECT x.deferred, x.activated_at FROM events e LEFT JOIN event_extras x "
