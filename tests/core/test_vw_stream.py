@@ -151,3 +151,38 @@ def test_too_many_namespaces_refused(tmp_path, monkeypatch):
     p.write_text("|a x |b y\n\n|a x |c y |d z\n")
     with pytest.raises(ValueError, match="ns.vw, line 3: more than 3 distinct namespace names"):
         list(stream_vw(p, "cb_adf"))
+
+
+def test_read_ahead_keeps_the_order_raises_in_place_and_stops_with_its_caller():
+    """The parser's thread (read_ahead) changes nothing a caller sees: the same items in order, an error
+    after the items before it, and a caller that stops early stops the thread and closes the reader."""
+    import threading
+    import time
+
+    from noisyfeedback.datasets.vw_stream import read_ahead
+
+    closed = []
+
+    def numbers(n, fail_at=-1):
+        try:
+            for i in range(n):
+                if i == fail_at:
+                    raise ValueError(f"bad item {i}")
+                yield i
+        finally:
+            closed.append(n)
+
+    assert list(read_ahead(numbers(50))) == list(range(50)) and closed == [50]
+    got = []
+    with pytest.raises(ValueError, match="bad item 3"):
+        for i in read_ahead(numbers(10, fail_at=3)):
+            got.append(i)
+    assert got == [0, 1, 2]
+    early = read_ahead(numbers(1000), poll=0.01)
+    assert next(early) == 0
+    early.close()
+    for _ in range(500):
+        if 1000 in closed and not any(t.name == "nf-vw-reader" for t in threading.enumerate()):
+            break
+        time.sleep(0.01)
+    assert 1000 in closed and not any(t.name == "nf-vw-reader" for t in threading.enumerate())

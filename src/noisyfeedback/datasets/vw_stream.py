@@ -7,8 +7,10 @@ plain or gzip/bzip2/xz compressed (recognised by their first bytes), and yields 
 hashed as `noisyfeedback.hashing` hashes the dicts of `noisyfeedback.datasets.vw_adf`, so the
 bits are those of ``CandidateRounds.from_features`` on the examples the Python readers return) and the
 logged labels. cb and cb_adf are parsed by compiled code over the file's bytes
-(`noisyfeedback.kernels.vwtext`), a block of at most ``BLOCK_BYTES`` at a time; ccb examples are
-parsed by the Python reader one example at a time. Memory is a few blocks plus one chunk, whatever
+(`noisyfeedback.kernels.vwtext`), a block of at most ``BLOCK_BYTES`` at a time, on a thread of their
+own one chunk ahead of the caller (as VW's parser thread: the next chunk is parsed while the caller
+learns from or scores this one; the same chunks in the same order); ccb examples are
+parsed by the Python reader one example at a time. Memory is a few blocks plus three chunks, whatever
 the size of the file; the chunks are the same bits whatever ``chunk_rows`` is.
 
 **Limits** (each refused with the file and line before anything is allocated for it):
@@ -34,6 +36,8 @@ import bz2
 import gzip
 import lzma
 import os
+import queue
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -246,8 +250,9 @@ def _stream_adf_cb(path: Path, name: str, adf: bool, chunk_rows: int, k: int, k_
         else:
             ci = _cat_indptr([p[1] for p in pcs])
             ch, cv, cn = (np.concatenate([p[j] for p in pcs]) for j in (2, 3, 4))
-            off = _cat_indptr([p[5] for p in pcs])
-            ii = _cat_indptr([p[6] for p in pcs])
+            if adf:  # (cb: the items are the actions, made below)
+                off = _cat_indptr([p[5] for p in pcs])
+                ii = _cat_indptr([p[6] for p in pcs])
             ih, iv, inn, la, lc, lp = (np.concatenate([p[j] for p in pcs]) for j in (7, 8, 9, 10, 11, 12))
         ns_t = tuple(names)
         if not adf:
@@ -445,14 +450,62 @@ def stream_vw(source: str | os.PathLike, format: str | None = None, *, chunk_row
     if fmt == "ccb":
         return _stream_ccb(path, name, int(chunk_rows), int(max_line_bytes), int(max_example_bytes))
     if fmt == "cb_adf":
-        return _stream_adf_cb(path, name, True, int(chunk_rows), 0, 0, int(max_line_bytes),
-                              int(max_example_bytes))
+        return read_ahead(_stream_adf_cb(path, name, True, int(chunk_rows), 0, 0, int(max_line_bytes),
+                                         int(max_example_bytes)))
     if n_actions is None:
         n_actions = cb_actions(path, max_actions=max_actions, max_line_bytes=max_line_bytes)
     elif isinstance(n_actions, bool) or not isinstance(n_actions, (int, np.integer)) or n_actions < 1:
         raise ValueError(f"The 'n_actions' parameter of stream_vw must be an int >= 1. Got {n_actions!r} instead.")
-    return _stream_adf_cb(path, name, False, int(chunk_rows), int(n_actions), int(n_actions),
-                          int(max_line_bytes), int(max_example_bytes))
+    return read_ahead(_stream_adf_cb(path, name, False, int(chunk_rows), int(n_actions), int(n_actions),
+                                     int(max_line_bytes), int(max_example_bytes)))
+
+
+def read_ahead(items: Iterator[Any], poll: float = 0.1) -> Iterator[Any]:
+    """The items of the generator ``items``, produced one ahead on a thread of their own (the compiled
+    parser releases the GIL): the same items in the same order, an error raised after the items before
+    it, and the thread stopped (``items`` closed) when the caller stops early.
+
+    >>> list(read_ahead(iter(range(3))))
+    [0, 1, 2]
+    """
+    box: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(entry: tuple) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(entry, timeout=poll)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # handed to the caller, raised there
+            put(("error", exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="nf-vw-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = box.get()
+            if kind == "item":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                return
+    finally:
+        stop.set()
 
 
 def cb_actions(source: str | os.PathLike, *, max_actions: int | None = None,

@@ -755,12 +755,12 @@ def _cat_simulate_body(mode, args):
         t[0] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_values_dense(*args):
     _cat_values_body(MODE_DENSE, args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_values_hashed(*args):
     _cat_values_body(MODE_HASHED, args)
 
@@ -771,12 +771,12 @@ def cat_values(mode, *args):
     (_cat_values_dense if mode == MODE_DENSE else _cat_values_hashed)(*args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_act_dense(*args):
     _cat_act_body(MODE_DENSE, args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_act_hashed(*args):
     _cat_act_body(MODE_HASHED, args)
 
@@ -787,12 +787,12 @@ def cat_act(mode, *args):
     (_cat_act_dense if mode == MODE_DENSE else _cat_act_hashed)(*args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_learn_dense(*args):
     _cat_learn_body(MODE_DENSE, args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_learn_hashed(*args):
     _cat_learn_body(MODE_HASHED, args)
 
@@ -803,12 +803,12 @@ def cat_learn(mode, *args):
     (_cat_learn_dense if mode == MODE_DENSE else _cat_learn_hashed)(*args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_simulate_dense(*args):
     _cat_simulate_body(MODE_DENSE, args)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cat_simulate_hashed(*args):
     _cat_simulate_body(MODE_HASHED, args)
 

@@ -190,7 +190,7 @@ def parse_number(buf, s, e):
     return 1, v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def vw_scan(buf, pos, end, final, adf, max_rounds, max_line, max_example, out):
     """Find the complete examples of ``buf[pos:end]`` (at most ``max_rounds``); ``final``: the buffer
     ends the file. out[:] = stop (the byte after the last complete example), examples, non-blank
@@ -584,7 +584,7 @@ def _cost_prob(buf, s, e, c1, c2, line, err, res):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def vw_parse(buf, pos, stop, adf, k_check, max_tok, ns_tab, ns_new,
              c_indptr, c_hash, c_val, c_ns, i_indptr, i_hash, i_val, i_ns, offsets,
              lab_action, lab_cost, lab_prob, lab_line, err, counts):
