@@ -14,11 +14,29 @@ and SQLite), `.app` (the HTTP app and its request limits), `.routers` (the route
 `noisyfeedback.client`.
 """
 
-from .config import ServiceConfig, build_learner
-from .engine import Engine
-from .errors import ConfigError, ServiceError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below are imported on first use (lazy_attributes): the command line's
+    # `serve`, `keys` and `export-log` definitions load none of the engine
+    from .config import ServiceConfig, build_learner
+    from .engine import Engine
+    from .errors import ConfigError, ServiceError
+
+_LAZY = {
+    "ServiceConfig": ".config",
+    "build_learner": ".config",
+    "Engine": ".engine",
+    "ConfigError": ".errors",
+    "ServiceError": ".errors",
+}
 
 __all__ = ["Engine", "ServiceConfig", "ServiceError", "ConfigError", "build_learner", "create_app"]
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 def create_app(cfg: ServiceConfig, engine: Engine | None = None):
