@@ -216,11 +216,13 @@ def check_X(X: Any, name: str = "X", n_features: int | None = None, owner: str |
             pos = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
             raise ValueError(f"{name}{where} contains NaN or infinity (first in row {row}).")
-        if X.indptr.dtype != np.int64 or X.indices.dtype not in (np.int64, np.int32):
-            # int64 offsets and int64 (or int32, as simulation_rows makes them: fewer bytes a row) columns,
-            # the types the kernels are compiled for; scipy's constructor would shrink them back
+        columns = np.int32 if X.shape[1] < 2**31 else np.int64
+        if X.indptr.dtype != np.int64 or X.indices.dtype != columns:
+            # int64 offsets and int32 columns where they fit (as simulation_rows makes them: fewer bytes a
+            # row), the types the kernels are compiled for, one signature for every CSR X and a dense X's
+            # stand-ins; scipy's constructor would shrink the offsets back
             X = X.copy()
-            X.indices = X.indices.astype(np.int64)
+            X.indices = X.indices.astype(columns, copy=False)
             X.indptr = X.indptr.astype(np.int64)
     else:
         arr = np.asarray(X)

@@ -315,3 +315,19 @@ def test_dense_to_csr_matches_scipy(rng, shape, density):
     np.testing.assert_array_equal(indptr, expected.indptr)
     np.testing.assert_array_equal(indices[:total], expected.indices)
     np.testing.assert_array_equal(data[:total], expected.data)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_dense_and_csr_rows_reach_the_kernels_with_one_signature(index_dtype):
+    """A dense X's stand-ins for the CSR arrays have the dtypes of a validated CSR X's (int64 offsets,
+    int32 columns, float64 values), whatever integer types SciPy gave the CSR: the kernels compile once
+    for both. The CSR's rows are unchanged."""
+    from noisyfeedback._validation import check_X
+
+    X = np.random.default_rng(0).normal(size=(6, 4)) * (np.arange(24).reshape(6, 4) % 3 > 0)
+    M = sp.csr_matrix(X)
+    M.indptr, M.indices = M.indptr.astype(index_dtype), M.indices.astype(index_dtype)
+    dense, csr = kernel_view(check_X(X)), kernel_view(check_X(M))
+    assert [a.dtype for a in dense[1:4]] == [a.dtype for a in csr[1:4]] == [np.int64, np.int32, np.float64]
+    assert dense[0].dtype == csr[0].dtype and dense[0].ndim == csr[0].ndim
+    assert np.array_equal(check_X(M).toarray(), X)

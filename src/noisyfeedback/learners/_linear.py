@@ -15,7 +15,10 @@ from ..base import Learner, NonFiniteUpdate, make_rng
 from ..kernels.linear import predict_rows, score_rows
 
 _EMPTY_F = np.zeros((0, 0))
-_EMPTY_I = np.zeros(1, np.int64)
+#: a dense X's stand-ins for the CSR arrays, of the dtypes of a validated CSR X's (int64 row pointers,
+#: int32 column indices, float64 values: `check_X`): the kernels compiled for one serve the other
+_EMPTY_INDPTR = np.zeros(1, np.int64)
+_EMPTY_INDICES = np.zeros(1, np.int32)
 _EMPTY_D = np.zeros(0)
 
 
@@ -34,7 +37,7 @@ def kernel_view(X) -> tuple:
         return X.values.reshape(1, -1), X.indptr, X.indices, X.codes, CSR_CODED
     if sp.issparse(X):
         return _EMPTY_F, X.indptr, X.indices, X.data, CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER
-    return X, _EMPTY_I, _EMPTY_I, _EMPTY_D, DENSE
+    return X, _EMPTY_INDPTR, _EMPTY_INDICES, _EMPTY_D, DENSE
 
 
 def row_range(X, lo: int, hi: int):
