@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(INSTALL) -e ".[bench]" || echo "peer libraries unavailable: benchmarking ours only"
 	$(PY) benchmarks/run.py --data-dir $${DATA_DIR:-../shared/data}
 	$(PY) benchmarks/vw_logs.py --sizes 100000 1000000 $${VW_LOGS_10M:+10000000} --out benchmarks/results/vw_logs.md
+	$(PY) benchmarks/export_log.py --events 1000000
 
 clean:
 	rm -rf $(VENV) noisyfeedback-report .pytest_cache site
