@@ -178,7 +178,7 @@ def test_confusion_label_is_inverse_cdf_of_column(rng):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_perceptron_learn_matches_reference(rng, sparse):
     X, y = _int_problem(rng, n=60)
-    W = np.zeros((4, X.shape[1]))
+    W = np.zeros((4, X.shape[1]), order="F")
     Wref = W.copy()
     for i in range(X.shape[0]):
         Wref, _ = ref.perceptron_step(Wref, X[i], y[i])
@@ -199,7 +199,7 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
     u_l, u_f = rng.random(120), rng.random(120)
     Xk = sp.csr_matrix(X) if sparse else X
 
-    W = np.zeros((K, 9))
+    W = np.zeros((K, 9), order="F")
     mistakes = np.empty(120, np.int8)
     bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes,
                     *NO_STATE)
@@ -218,10 +218,10 @@ def test_banditron_act_then_learn_equals_simulate(rng):
     y = rng.integers(0, 4, size=30)
     u_l, u_f = rng.random(30), rng.random(30)
     order = np.arange(30)
-    W1 = np.zeros((4, 6))
+    W1 = np.zeros((4, 6), order="F")
     bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
                     np.empty(30, np.int8), *NO_STATE)
-    W2 = np.zeros((4, 6))
+    W2 = np.zeros((4, 6), order="F")
     for i in range(30):
         a, p = np.empty(1, np.int64), np.empty(1)
         bandit_act(W2, *kernel_view(X[i:i + 1]), 0.2, u_l[i:i + 1], a, p)
@@ -235,7 +235,7 @@ def test_perceptron_simulate_with_confusion_noise_uses_noisy_label(rng):
     C = np.array([[0.5, 0.0, 0.0, 0.0], [0.5, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
     Ccum = np.cumsum(C, axis=0)
     u = rng.random(30)
-    W = np.zeros((4, X.shape[1]))
+    W = np.zeros((4, X.shape[1]), order="F")
     perceptron_simulate(W, *kernel_view(X), y, np.arange(30), 1, u, Ccum, np.empty(30, np.int8))
     Wref = np.zeros_like(W)
     for i in range(30):
@@ -251,7 +251,7 @@ def test_bpa_kernel_matches_reference(rng, sparse):
     y = rng.integers(0, K, size=40)
     order = np.concatenate([np.arange(40), rng.integers(0, 40, size=60)])
     u_l, u_f = rng.random(100), rng.random(100)
-    W = np.zeros((K, 6))
+    W = np.zeros((K, 6), order="F")
     m = np.empty(100, np.int8)
     bandit_simulate(RULE_BPA, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
                     0.1, 0.2, u_l, u_f, m, *NO_STATE)
@@ -272,7 +272,7 @@ def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
     y = rng.integers(0, K, size=n)
     order = np.concatenate([np.arange(n), rng.integers(0, n, size=90)])
     u_l, u_f = rng.random(120), rng.random(120)
-    W = np.zeros((K, d))
+    W = np.zeros((K, d), order="F")
     theta = np.zeros((K, d))
     A = np.full((K, d), a) if diagonal else np.eye(K * d) / a
     cum = np.zeros(1)

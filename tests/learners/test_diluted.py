@@ -248,7 +248,7 @@ def test_mcdbf_simulate_matches_reference(rng, sparse, m, rho):
     u_l, u_f = rng.random(T * m), rng.random(T)
     h = nf.MCDBF(K, m, rho0=rho0, rho1=rho1)._h()
     tau1, tau2 = nf.MCDBF(K, m)._taus()
-    W = np.zeros((K, X.shape[1]))
+    W = np.zeros((K, X.shape[1]), order="F")
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
     Xk = sp.csr_matrix(X) if sparse else X
     mcdbf_simulate(W, *kernel_view(Xk), y, order, m, gamma, tau1, tau2, h[0], h[1], rho0, rho1, u_l, u_f,
@@ -274,7 +274,7 @@ def test_mcslp_simulate_matches_reference(rng, sparse, m):
     Ccum = np.cumsum(C, axis=0)
     u_f = rng.random(T)
     for code in (0, 1):
-        W = np.zeros((K, X.shape[1]))
+        W = np.zeros((K, X.shape[1]), order="F")
         mistakes, miss = np.empty(T, np.int8), np.empty(T)
         mcslp_simulate(W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, m, code, u_f, Ccum,
                        mistakes, miss)
@@ -293,7 +293,7 @@ def test_mcdbf_act_then_learn_equals_simulate(rng, m):
     X, y = _problem(rng, n=n, K=K)
     u_l, u_f = rng.random(n * m), rng.random(n)
     tau1, tau2 = nf.MCDBF(K, m)._taus()
-    W1 = np.zeros((K, X.shape[1]))
+    W1 = np.zeros((K, X.shape[1]), order="F")
     mcdbf_simulate(W1, *kernel_view(X), y, np.arange(n), m, 0.2, tau1, tau2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
                    np.empty(n, np.int8), np.empty(n), NO_RATES, NO_RATES)
     W2 = np.zeros_like(W1)
