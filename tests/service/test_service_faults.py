@@ -233,24 +233,48 @@ def test_a_body_of_thousands_of_actions_is_refused_before_its_structure_is_valid
         assert c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).status_code == 200 and parsed
 
 
+def _numeric_service(tmp_path):
+    """A numeric service's app and a rank key's header."""
+    app = create_app(config(tmp_path))
+    key = {"Authorization": f"Bearer {create_key(tmp_path / 'svc.db', 'rank')}"}
+    return app, key
+
+
+def _rank_and_reward(c, key, context, reward) -> str:
+    """Rank a context and reward its event (both answered 200); the event's id."""
+    event_id = c.post("/rank", json={"context": context}, headers=key).json()["event_id"]
+    assert c.post("/reward", json={"event_id": event_id, "reward": reward}, headers=key).status_code == 200
+    return event_id
+
+
+def _break_learning(learner) -> None:
+    """This learner object (not the one rebuilt from the log) raises an error that is not a refusal."""
+    def fail(*a, **k):
+        raise RuntimeError("the learner broke")
+
+    learner.learn = fail
+
+
+def _healthy_again(c) -> None:
+    for _ in range(200):  # the repair rebuilds the model from the log
+        if c.get("/health").status_code == 200:
+            break
+        time.sleep(0.05)
+    assert c.get("/health").status_code == 200
+
+
 def test_a_learner_that_raises_after_the_reward_is_logged_answers_and_the_service_recovers(tmp_path):
     """A learner error that is not a refusal, after the reward is committed: the request is answered (503,
     saying the reward is logged) instead of waiting for ever, the model is rebuilt from the log (so it has
     learned that reward, as a replay would), and the next requests work."""
     import threading
 
-    app = create_app(config(tmp_path))
-    key = {"Authorization": f"Bearer {create_key(tmp_path / 'svc.db', 'rank')}"}
+    app, key = _numeric_service(tmp_path)
     with TestClient(app) as c:
-        first = c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).json()
-        assert c.post("/reward", json={"event_id": first["event_id"], "reward": 1}, headers=key).status_code == 200
+        _rank_and_reward(c, key, [1.0, 2.0], 1)
         engine = app.state.engine
         broken = engine.learner
-
-        def fail(*a, **k):
-            raise RuntimeError("the learner broke")
-
-        broken.learn = fail  # this learner object only: the rebuilt one learns
+        _break_learning(broken)
         ev = c.post("/rank", json={"context": [0.5, -1.0]}, headers=key).json()["event_id"]
         answer = {}
         t = threading.Thread(target=lambda: answer.update(r=c.post(
@@ -260,16 +284,11 @@ def test_a_learner_that_raises_after_the_reward_is_logged_answers_and_the_servic
         assert "r" in answer, "the reward request never returned"
         r = answer["r"]
         assert r.status_code == 503 and "logged" in r.json()["detail"], r.text
-        for _ in range(200):  # the repair rebuilds the model from the log
-            if c.get("/health").status_code == 200:
-                break
-            time.sleep(0.05)
-        assert c.get("/health").status_code == 200
+        _healthy_again(c)
         assert engine.learner is not broken and engine.model_version == 2  # the logged reward, learned
         again = c.post("/reward", json={"event_id": ev, "reward": 1}, headers=key)  # the retry: already there
         assert again.status_code == 200, again.text
-        nxt = c.post("/rank", json={"context": [1.0, 0.0]}, headers=key).json()
-        assert c.post("/reward", json={"event_id": nxt["event_id"], "reward": 0}, headers=key).status_code == 200
+        _rank_and_reward(c, key, [1.0, 0.0], 0)
         assert engine.model_version == 3
 
 
@@ -279,11 +298,9 @@ def test_the_model_is_rebuilt_off_the_event_loop(tmp_path):
     it answers 200, and the rebuilt model is the replay of the log."""
     import threading
 
-    app = create_app(config(tmp_path))
-    key = {"Authorization": f"Bearer {create_key(tmp_path / 'svc.db', 'rank')}"}
+    app, key = _numeric_service(tmp_path)
     with TestClient(app) as c:
-        first = c.post("/rank", json={"context": [1.0, 2.0]}, headers=key).json()
-        assert c.post("/reward", json={"event_id": first["event_id"], "reward": 1}, headers=key).status_code == 200
+        _rank_and_reward(c, key, [1.0, 2.0], 1)
         engine = app.state.engine
         storage, broken = engine.storage, engine.learner
         reading, real = threading.Event(), storage.stats
@@ -293,10 +310,8 @@ def test_the_model_is_rebuilt_off_the_event_loop(tmp_path):
             time.sleep(1.0)
             return real(*a, **k)
 
-        def fail(*a, **k):
-            raise RuntimeError("the learner broke")
-
-        storage.stats, broken.learn = slow_stats, fail
+        storage.stats = slow_stats
+        _break_learning(broken)
         ev = c.post("/rank", json={"context": [0.5, -1.0]}, headers=key).json()["event_id"]
         assert c.post("/reward", json={"event_id": ev, "reward": 1}, headers=key).status_code == 503
         assert reading.wait(10), "the model was not rebuilt"
@@ -304,13 +319,8 @@ def test_the_model_is_rebuilt_off_the_event_loop(tmp_path):
         health = c.get("/health")
         waited = time.perf_counter() - t0
         assert health.status_code == 503 and waited < 0.6, (health.status_code, waited)
-        for _ in range(200):
-            if c.get("/health").status_code == 200:
-                break
-            time.sleep(0.05)
-        assert c.get("/health").status_code == 200
+        _healthy_again(c)
         assert engine.learner is not broken and engine.model_version == 2  # the logged reward, learned
         storage.stats = real
-        nxt = c.post("/rank", json={"context": [1.0, 0.0]}, headers=key).json()
-        assert c.post("/reward", json={"event_id": nxt["event_id"], "reward": 0}, headers=key).status_code == 200
+        _rank_and_reward(c, key, [1.0, 0.0], 0)
         assert engine.model_version == 3
