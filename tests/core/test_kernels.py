@@ -11,6 +11,7 @@ import reference as ref
 import scipy.sparse as sp
 from tolerances import KERNEL_ATOL, KERNEL_RTOL
 
+from noisyfeedback._validation import check_X
 from noisyfeedback.kernels.bandit import RULE_BANDITRON, RULE_BPA, bandit_act, bandit_learn, bandit_simulate
 from noisyfeedback.kernels.channels import confusion_label, flip
 from noisyfeedback.kernels.linear import (
@@ -182,7 +183,7 @@ def test_perceptron_learn_matches_reference(rng, sparse):
     Wref = W.copy()
     for i in range(X.shape[0]):
         Wref, _ = ref.perceptron_step(Wref, X[i], y[i])
-    Xk = sp.csr_matrix(X) if sparse else X
+    Xk = check_X(sp.csr_matrix(X)) if sparse else X
     perceptron_learn(W, *kernel_view(Xk), y)
     np.testing.assert_array_equal(W, Wref)  # integer data: exact
 
@@ -197,7 +198,7 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
     y = rng.integers(0, K, size=50)
     order = rng.integers(0, 50, size=120)
     u_l, u_f = rng.random(120), rng.random(120)
-    Xk = sp.csr_matrix(X) if sparse else X
+    Xk = check_X(sp.csr_matrix(X)) if sparse else X
 
     W = np.zeros((K, 9), order="F")
     mistakes = np.empty(120, np.int8)
@@ -253,7 +254,7 @@ def test_bpa_kernel_matches_reference(rng, sparse):
     u_l, u_f = rng.random(100), rng.random(100)
     W = np.zeros((K, 6), order="F")
     m = np.empty(100, np.int8)
-    bandit_simulate(RULE_BPA, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
+    bandit_simulate(RULE_BPA, W, *kernel_view(check_X(sp.csr_matrix(X)) if sparse else X), y, order, gamma, 0.0, 1.0,
                     0.1, 0.2, u_l, u_f, m, *NO_STATE)
     Wref = np.zeros((K, 6))
     for t, i in enumerate(order):
@@ -278,7 +279,7 @@ def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
     cum = np.zeros(1)
     m = np.empty(120, np.int8)
     rule = RULE_SOBA_DIAG if diagonal else RULE_SOBA_FULL
-    bandit_simulate(rule, W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, gamma, 0.0, 1.0,
+    bandit_simulate(rule, W, *kernel_view(check_X(sp.csr_matrix(X)) if sparse else X), y, order, gamma, 0.0, 1.0,
                     0.1, 0.1, u_l, u_f, m, theta, A, cum, *NO_STATE[3:])
     Aref = np.full(K * d, a) if diagonal else a * np.eye(K * d)
     th_ref, cum_ref = np.zeros((K, d)), 0.0
@@ -322,8 +323,6 @@ def test_dense_and_csr_rows_reach_the_kernels_with_one_signature(index_dtype):
     """A dense X's stand-ins for the CSR arrays have the dtypes of a validated CSR X's (int64 offsets,
     int32 columns, float64 values), whatever integer types SciPy gave the CSR: the kernels compile once
     for both. The CSR's rows are unchanged."""
-    from noisyfeedback._validation import check_X
-
     X = np.random.default_rng(0).normal(size=(6, 4)) * (np.arange(24).reshape(6, 4) % 3 > 0)
     M = sp.csr_matrix(X)
     M.indptr, M.indices = M.indptr.astype(index_dtype), M.indices.astype(index_dtype)

@@ -12,6 +12,7 @@ from conftest import JIT_DISABLED
 from tolerances import EXACT_ATOL, EXACT_RTOL
 
 import noisyfeedback as nf
+from noisyfeedback._validation import check_X
 from noisyfeedback.kernels.diluted import (
     draw_set,
     mcdbf_act,
@@ -250,7 +251,7 @@ def test_mcdbf_simulate_matches_reference(rng, sparse, m, rho):
     tau1, tau2 = nf.MCDBF(K, m)._taus()
     W = np.zeros((K, X.shape[1]), order="F")
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
-    Xk = sp.csr_matrix(X) if sparse else X
+    Xk = check_X(sp.csr_matrix(X)) if sparse else X
     mcdbf_simulate(W, *kernel_view(Xk), y, order, m, gamma, tau1, tau2, h[0], h[1], rho0, rho1, u_l, u_f,
                    mistakes, miss, NO_RATES, NO_RATES)
     Wref = np.zeros_like(W)
@@ -276,7 +277,7 @@ def test_mcslp_simulate_matches_reference(rng, sparse, m):
     for code in (0, 1):
         W = np.zeros((K, X.shape[1]), order="F")
         mistakes, miss = np.empty(T, np.int8), np.empty(T)
-        mcslp_simulate(W, *kernel_view(sp.csr_matrix(X) if sparse else X), y, order, m, code, u_f, Ccum,
+        mcslp_simulate(W, *kernel_view(check_X(sp.csr_matrix(X)) if sparse else X), y, order, m, code, u_f, Ccum,
                        mistakes, miss)
         Wref = np.zeros_like(W)
         for t, i in enumerate(order):

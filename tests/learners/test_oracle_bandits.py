@@ -10,6 +10,7 @@ from test_simulate import python_loop
 from tolerances import EXACT_ATOL, EXACT_RTOL, KERNEL_ATOL, KERNEL_RTOL
 
 import noisyfeedback as nf
+from noisyfeedback._validation import check_X
 from noisyfeedback.kernels.oracle import (
     ORACLE_ADAGRAD,
     ORACLE_NORMALIZED,
@@ -53,7 +54,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
     lam = 0.5
     P = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0) if oracle == "ridge" else np.zeros((K, 0, 0))
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
-    Xk = sp.csr_matrix(X) if sparse else X
+    Xk = check_X(sp.csr_matrix(X)) if sparse else X
     row_sq = np.zeros(0)  # computed each round
     if sparse:  # the per-row cache simulate keeps with in-place rows
         row_sq = np.empty(X.shape[0])
@@ -449,7 +450,7 @@ def test_ridge_oracle_graded_rewards_are_the_batch_ridge_solution(rng, sparse):
     X = rng.normal(size=(n, d))
     actions, f = rng.integers(0, K, n), rng.uniform(-1.0, 1.0, n)
     learner = nf.SquareCB(K, oracle="ridge", lam=lam, seed=0)
-    learner.learn(sp.csr_matrix(X) if sparse else X, actions, f, np.full(n, 1.0 / K))
+    learner.learn(check_X(sp.csr_matrix(X)) if sparse else X, actions, f, np.full(n, 1.0 / K))
     for a in range(K):
         w, b0 = _ridge_solution(X[actions == a], f[actions == a], lam)
         np.testing.assert_allclose(learner.W_[a], w, rtol=1e-8, atol=1e-10)

@@ -35,9 +35,8 @@ def kernel_view(X) -> tuple:
     (true when CSR)."""
     if isinstance(X, CodedRows):
         return X.values.reshape(1, -1), X.indptr, X.indices, X.codes, CSR_CODED
-    if sp.issparse(X):  # (SciPy's int32 offsets as `check_X` makes them: no copy when they are already)
-        return (_EMPTY_F, X.indptr.astype(np.int64, copy=False), X.indices, X.data,
-                CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER)
+    if sp.issparse(X):
+        return _EMPTY_F, X.indptr, X.indices, X.data, CSR_FLOAT64 if X.data.dtype == np.float64 else CSR_OTHER
     return X, _EMPTY_INDPTR, _EMPTY_INDICES, _EMPTY_D, DENSE
 
 
