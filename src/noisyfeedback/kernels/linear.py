@@ -251,6 +251,8 @@ REGISTER_K = tuple(range(2, 17))
 # per non-zero. On MNIST (K = 10, 150 non-zeros a row) the bandit round went from 1.48 to 1.18 µs. Compiled, the
 # kernel's body is the intrinsic of `_vector_scores` (the same sums, 4 classes a register when W is
 # column-major): SquareCB's round on MNIST went from about 1.03 to 0.75 µs, RCNBF's from 0.9 to 0.65 µs.
+# Compiled, `row_scores` calls the 15 intrinsics directly, so one compilation of it covers every K (15
+# wrapper functions of their own cost 15 more compilations and cache files for each argument type).
 # Two families: values given (``val[p]``) and coded values (``values[codes[p]]``, see _rows.CodedRows).
 _FIXED_K_TEMPLATE = """
 @njit(cache=True)
@@ -261,12 +263,6 @@ def _row_scores{suffix}_{K}(W, idx, {args}, nnz, s):
         v = {value}
         {accumulate}
     {store}
-"""
-# compiled, the same sums by the intrinsic of `_vector_scores` (4-wide when W is column-major)
-_FIXED_K_VECTOR_TEMPLATE = """
-@njit(cache=True)
-def _row_scores{suffix}_{K}(W, idx, {args}, nnz, s):
-    _vector_scores{suffix}_{K}(W, idx, {args}, nnz, s)
 """
 _ANY_K_TEMPLATE = """
 @njit(cache=True)
@@ -298,9 +294,10 @@ def _generate_row_scores() -> str:
     for suffix, args, value, what in _FAMILIES:
         parts.append(_ANY_K_TEMPLATE.format(suffix=suffix, args=args, value=value, what=what))
         for K in REGISTER_K:
-            if _vector_scores is not None:
-                globals()[f"_vector_scores{suffix}_{K}"] = _vector_scores(K, suffix == "_coded")
-            parts.append((_FIXED_K_TEMPLATE if _vector_scores is None else _FIXED_K_VECTOR_TEMPLATE).format(
+            if _vector_scores is not None:  # compiled: the dispatcher's branches call the intrinsics themselves
+                globals()[f"_row_scores{suffix}_{K}"] = _vector_scores(K, suffix == "_coded")
+                continue
+            parts.append(_FIXED_K_TEMPLATE.format(
                 K=K, suffix=suffix, args=args, value=value,
                 zero="; ".join(f"a{k} = 0.0" for k in range(K)),
                 accumulate="\n        ".join(f"a{k} += W[{k}, j] * v" for k in range(K)),
