@@ -1,10 +1,11 @@
-"""Shared by the recipes' tests: kill a quick recipe with SIGKILL mid-run, rerun it, compare the numbers.
+"""Shared by the recipes' tests: compare two reports' numbers, and kill ``reproduce all --quick`` with
+SIGKILL mid-run, rerun it, and compare its numbers with the stored ones.
 
-:func:`killed_then_resumed` runs the declared paper in a subprocess whose results store SIGKILLs the
-process right after its ``kill_after``-th task file, then reruns it here into the same folder and
-returns the rerun's report and what it logged. :func:`numbers` is what two reports must share: every
-results table (without the wall-time columns), the claims (``claims.json``) and the Markdown without
-its timing lines.
+:func:`numbers` is what two reports must share: every results table (without the wall-time columns),
+the claims (``claims.json``) and the Markdown without its timing lines. :func:`all_killed_then_resumed`
+runs every recipe in a subprocess whose results store SIGKILLs the process right after its
+``kill_after``-th task file, then reruns it here into the same folder (one engine runs and resumes every
+recipe's tasks, so one interrupted run covers them all).
 """
 
 from __future__ import annotations
@@ -21,57 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-_CHILD = r"""
-import json, os, signal, sys
-from noisyfeedback.lab import store
-from noisyfeedback.lab.recipes import PAPERS, _load_builtin, run_paper
-name, kill_after, plan = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-patches, out = json.loads(sys.argv[4]), sys.argv[5]
-_load_builtin()
-module = sys.modules[PAPERS[name].run.__module__]
-for attr, value in patches.items():
-    setattr(module, attr, value)
-written = [0]
-original = store.ResultsStore.write_row
-def write_row(self, row):
-    path = original(self, row)
-    written[0] += 1
-    if written[0] >= kill_after:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return path
-store.ResultsStore.write_row = write_row
-run_paper(PAPERS[name], quick=True, data_dir=None, out_dir=out, progress=False, plan=plan)
-"""
-
 NONDETERMINISTIC = {"seconds", "wall_time", "loop_time", "finished_at", "ours_seconds", "nrest_seconds"}
 _TIMING = re.compile(r"wall time|Wall time|CPU-s| s wall| s with \d+ job")
-
-
-def killed_then_resumed(name: str, plan: dict, out: Path, kill_after: int = 2, patches: dict | None = None):
-    """(report path, log text) of a rerun after a SIGKILLed first run of recipe ``name``."""
-    from rich.console import Console
-
-    from noisyfeedback.lab.engine import new_progress
-    from noisyfeedback.lab.recipes import PAPERS, run_paper
-
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-c", _CHILD, name, str(kill_after), json.dumps(plan),
-                           json.dumps(patches or {}), str(out)], env=env, capture_output=True, text=True)
-    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
-    assert not (Path(out) / "index.html").exists()  # it died mid-run
-    console = Console(file=io.StringIO(), width=200)
-    progress = new_progress(console)
-    module = sys.modules[PAPERS[name].run.__module__]
-    saved = {attr: getattr(module, attr) for attr in (patches or {})}
-    try:
-        for attr, value in (patches or {}).items():
-            setattr(module, attr, value)
-        with progress:
-            report = run_paper(PAPERS[name], quick=True, data_dir=None, out_dir=out, progress=progress, plan=plan)
-    finally:
-        for attr, value in saved.items():
-            setattr(module, attr, value)
-    return report, console.file.getvalue()
 
 
 def numbers(report: Path) -> tuple[dict, dict, list[str]]:

@@ -58,12 +58,3 @@ def test_flip_rate_protocol_recovers_the_rates():
     tab = recipe.flip_rate_estimates(X, y, 9, [(0.2, 0.4), (0.4, 0.2)], n_s=3000, methods=("ours",))
     err = np.abs(tab[["ours_rho0", "ours_rho1"]].to_numpy() - tab[["rho0", "rho1"]].to_numpy()).max()
     assert err < 0.06, tab
-
-
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("agarwal2021", SMALL, tmp_path / "resumed",
-                                     patches={"SETTINGS_TABLE1": [[0.25, 0.25], [0.2, 0.4]]})
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again, compare_markdown=False)

@@ -144,11 +144,3 @@ def test_gap_table_is_mcdbf_minus_mcslp():
     assert r["gap at T/10"] == pytest.approx(0.4)
     # second half: MC-DBF (30 - 25)/50 = 0.1, MC-SLP (20 - 15)/50 = 0.1
     assert r["gap, 2nd half"] == pytest.approx(0.0)
-
-
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("batra2021", {**batra.QUICK_PLAN, **TEST_PLAN}, tmp_path / "resumed")
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again)

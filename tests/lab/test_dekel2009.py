@@ -156,12 +156,3 @@ def test_claims_can_hold_and_can_fail():
     assert any(c.holds for c in good) and not all(c.holds for c in bad)
     assert sum(bool(c.holds) for c in good) > sum(bool(c.holds) for c in bad)
     assert by  # every claim names a figure or section
-
-
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("dekel2009", TEST_PLAN, tmp_path / "resumed")
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again)
-

@@ -209,11 +209,3 @@ def test_table1_claims_follow_the_numbers():
     assert claims["UMA beats the Perceptron on S_l (same labelled data)"] is False
     assert claims["UMA has a clear advantage over the semi-supervised baseline"] is False
     assert claims["the Perceptron on all clean labels tops every other classifier"] is True
-
-
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("louche2015", {**louche.QUICK_PLAN, **TEST_PLAN}, tmp_path / "resumed")
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again)

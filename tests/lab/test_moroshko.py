@@ -296,14 +296,6 @@ def test_acceptance_ors_beats_nlms_in_the_recipe_protocol():
     assert (ratios.mean(axis=0) < 0.9).all()
 
 
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("moroshko", {**mo.QUICK_PLAN, **TEST_PLAN}, tmp_path / "resumed")
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again)
-
-
 def test_serial_and_two_processes_give_the_same_tables(report, tmp_path):
     from recipe_resume import assert_same_numbers
 

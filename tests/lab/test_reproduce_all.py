@@ -2,8 +2,9 @@
 done and ends with the numbers of an uninterrupted run, stored in tests/data/reproduce_all_numbers.json
 (every recipe's results tables and claims, and the index's claims summaries). Every recipe runs the
 shrunk plan of its own test (the example: a smaller sweep), so the check costs about two tiny ``all``
-runs (half of one killed, then the rest). Each paper's own test also compares a killed and resumed run
-with an uninterrupted one, table by table and line by line."""
+runs (half of one killed, then the rest). One engine runs and resumes every recipe's tasks, so this one
+interrupted run is the resume test of them all (the recipe it stops in the middle, and those it stops
+before or after)."""
 
 from __future__ import annotations
 

@@ -62,11 +62,3 @@ def test_quick_report_has_the_learners_section_with_finite_numbers(report):
     assert np.isfinite(ips[["min. detectable ratio", "min. detectable ratio (design)", "paired ratio lower",
                             "paired ratio upper"]].to_numpy()).all()
     assert (learning["rows"] > 0).all() and (learning["clicks"] > 0).all()
-
-
-def test_killed_with_sigkill_then_rerun_resumes_and_gives_the_same_numbers(report, tmp_path):
-    from recipe_resume import assert_same_numbers, killed_then_resumed
-
-    again, log = killed_then_resumed("open-bandit", TEST_PLAN, tmp_path / "resumed", kill_after=2)
-    assert "already done (resuming)" in log
-    assert_same_numbers(report, again)

@@ -25,7 +25,7 @@ from schemathesis.python.asgi import get_client, shutdown_lifespans
 from noisyfeedback.service import ServiceConfig, create_app
 from noisyfeedback.service.auth import create_key
 
-PER_ROUTE = 500
+PER_ROUTE = 200
 D, K = 5, 3
 
 
