@@ -124,3 +124,48 @@ def test_fit_logged_on_a_stream_is_the_same_model(tmp_path, params):
     assert streamed.features_ == whole.features_
     again = nf.SquareCB(K, seed=0, **params).fit_logged(nf.datasets.read_log(path))  # a BanditLog
     np.testing.assert_array_equal(again.W_, whole.W_)
+
+
+_LEAN = r"""
+import sys
+import noisyfeedback as nf
+from noisyfeedback.datasets import stream_log
+path = sys.argv[1]
+policy = nf.SquareCB(4, seed=0).fit_logged(stream_log(path))
+res = nf.ope.evaluate_log(policy, path, ("ips", "snips", "dr"), seed=0)
+print(sorted(m for m in ("pandas", "scipy.stats", "pyarrow.dataset") if m in sys.modules), res["dr"].lower < res["dr"].upper)
+"""
+
+
+def test_the_parquet_path_imports_neither_pandas_nor_scipy_stats(tmp_path):
+    """Learning from and evaluating a Parquet log reads it with pyarrow.parquet and takes the normal
+    quantile from scipy.special: pyarrow.dataset (it imports pandas) and scipy.stats cost about 50 and
+    44 MB of the memory that a log of any size is read in."""
+    import subprocess
+    import sys
+
+    path, _ = _log(tmp_path)
+    out = subprocess.run([sys.executable, "-c", _LEAN, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == "[] True", out.stdout + out.stderr
+
+
+def test_a_chunk_is_scored_in_blocks_of_rows_with_the_same_probabilities(tmp_path, monkeypatch):
+    """The policy sees a chunk's rows a block at a time (a learner's feature map of a block, not of the
+    chunk): the same estimates; a bad row is named by its place in the chunk."""
+    from noisyfeedback.ope import streaming
+
+    path, _ = _log(tmp_path)
+    whole = evaluate_log(_policy, path, ("ips", "dr"), seed=0)
+    monkeypatch.setattr(streaming, "POLICY_BLOCK_ROWS", 64)
+    blocks = evaluate_log(_policy, path, ("ips", "dr"), seed=0)
+    assert all(blocks[k].value == whole[k].value and blocks[k].upper == whole[k].upper for k in whole)
+
+    def bad_from_row_200(Z):
+        P = _policy(Z)
+        bad_from_row_200.seen += Z.shape[0]
+        if bad_from_row_200.seen > 200:
+            P[200 - (bad_from_row_200.seen - Z.shape[0]):] *= 2
+        return P
+    bad_from_row_200.seen = 0
+    with pytest.raises(ValueError, match=r"rows 0\.\.2999 of the log: .*row 200 is"):
+        evaluate_log(bad_from_row_200, path, "ips", chunk_rows=N)

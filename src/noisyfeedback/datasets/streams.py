@@ -14,8 +14,10 @@ Chunk kinds (``chunk.kind``):
 
 **Tables** (``"parquet"``, ``"csv"``): a file, a directory (every ``*.parquet``/``*.pq`` or ``*.csv``
 file under it, in sorted path order), a glob (``"logs/day=*/*.parquet"``, matches in sorted order), a
-list of such paths, or a `pyarrow.dataset.Dataset` (its fragments' order). Read with
-``pyarrow.dataset`` scanners (``batch_size`` rows a batch, the chunk size) and checked with Arrow's
+list of such paths, or a `pyarrow.dataset.Dataset` (its fragments' order). Read in record batches
+(``batch_size`` rows a batch, the chunk size): Parquet files with ``pyarrow.parquet``, one file after
+another, CSV files, Datasets, filesystems and partitionings with ``pyarrow.dataset`` scanners (which
+import pandas: about 50 MB more); checked with Arrow's
 compute functions, a batch at a time; the columns are those of `read_log`: ``action`` (0-based
 ints, or text of decimal digits), ``reward``, ``propensity`` and the features (default every other
 column), or the decision service's ``export-log -o log.parquet`` (``context`` lists become the
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Sequence
@@ -151,14 +154,10 @@ def log_format(source: Any, format: str | None = None) -> str:
         if format not in FORMATS:
             raise ValueError(f"unknown log format {format!r}; the formats are {sorted(FORMATS)}.")
         return format
-    try:
+    if is_arrow_dataset(source):
         import pyarrow.dataset as ds
 
-        if isinstance(source, ds.Dataset):
-            fmt = getattr(source, "format", None)
-            return "csv" if isinstance(fmt, ds.CsvFileFormat) else "parquet"
-    except ImportError:  # pragma: no cover
-        pass
+        return "csv" if isinstance(getattr(source, "format", None), ds.CsvFileFormat) else "parquet"
     files = log_files(source, [s for f in FORMATS.values() for s in f.suffixes])
     suffixes = {_suffix_of(f) for f in files}
     names = {_format_by_suffix(s) for s in suffixes}
@@ -187,15 +186,65 @@ _SERVICE_COLUMNS = ("event_id", "context", "action", "probability", "reward")
 _TABLE_OPTIONS = ("action", "reward", "propensity", "features", "filesystem", "partitioning")
 
 
-def _dataset(source: Any, fmt: str, filesystem=None, partitioning=None, text_columns: Sequence[str] | None = None):
-    """(dataset, name for messages, file list or None)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
+def is_arrow_dataset(obj: Any) -> bool:
+    """Whether ``obj`` is a `pyarrow.dataset.Dataset`, without importing ``pyarrow.dataset`` (which imports
+    pandas) where nothing has: a Dataset exists only once its module is imported."""
+    ds = sys.modules.get("pyarrow.dataset")
+    return ds is not None and isinstance(obj, ds.Dataset)
 
-    if isinstance(source, ds.Dataset):
+
+class _ParquetFiles:
+    """Local Parquet files read one after another with ``pyarrow.parquet``: what the table readers use of
+    a Dataset (``schema``, the first file's; ``scanner(columns, batch_size)``, whose ``scan_batches``
+    yields record batches tagged with their file), without ``pyarrow.dataset`` and the pandas it imports.
+    Memory as the Dataset scanner's options below: one batch, no read-ahead threads, pages read as a
+    buffered stream."""
+
+    format = None
+    partitioning = None
+
+    def __init__(self, files: list[str]):
+        import pyarrow.parquet as pq
+
+        self.files = files
+        self.schema = pq.read_schema(files[0])
+
+    def scanner(self, columns: list[str], batch_size: int, **_ignored) -> "_ParquetFiles._Scan":
+        return self._Scan(self.files, columns, batch_size)
+
+    @dataclass
+    class _Scan:
+        files: list[str]
+        columns: list[str]
+        batch_size: int
+
+        def scan_batches(self) -> Iterator[Any]:
+            import types
+
+            import pyarrow.parquet as pq
+
+            for path in self.files:
+                f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 16)  # 1 MiB held 8 MB more, no faster
+                try:
+                    fragment = types.SimpleNamespace(path=path)
+                    for batch in f.iter_batches(batch_size=self.batch_size, columns=self.columns, use_threads=False):
+                        yield types.SimpleNamespace(record_batch=batch, fragment=fragment)
+                finally:
+                    f.close()
+
+
+def _dataset(source: Any, fmt: str, filesystem=None, partitioning=None, text_columns: Sequence[str] | None = None):
+    """(dataset, name for messages, file list or None); local Parquet files as `_ParquetFiles`."""
+    if is_arrow_dataset(source):
         files = list(getattr(source, "files", []) or [])
         return source, (files[0] if len(files) == 1 else "<dataset>"), files or None
     files = log_files(source, FORMATS[fmt].suffixes)
+    name = files[0] if len(files) == 1 else os.fspath(source) if not isinstance(source, (list, tuple)) else "<files>"
+    if fmt == "parquet" and filesystem is None and partitioning is None:
+        return _ParquetFiles(files), name, files
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
     if fmt == "csv":
         opts = None
         if text_columns is not None:
@@ -207,9 +256,7 @@ def _dataset(source: Any, fmt: str, filesystem=None, partitioning=None, text_col
         file_format = opts or "csv"
     else:
         file_format = "parquet"
-    data = ds.dataset(files, format=file_format, filesystem=filesystem, partitioning=partitioning)
-    return data, (files[0] if len(files) == 1 else os.fspath(source) if not isinstance(source, (list, tuple))
-                  else "<files>"), files
+    return ds.dataset(files, format=file_format, filesystem=filesystem, partitioning=partitioning), name, files
 
 
 def _scan_options(data, chunk_rows: int) -> dict:
@@ -218,9 +265,11 @@ def _scan_options(data, chunk_rows: int) -> dict:
     264 MB file during a 3 s pause), Parquet pages read as a buffered stream rather than whole column
     chunks at once. Measured on a 3M-row, 11-column file with a consumer that pauses: about 100 MB
     above the imports (330 MB with threads), about 3M rows/s read."""
+    opts = {"batch_size": chunk_rows, "batch_readahead": 1, "fragment_readahead": 1, "use_threads": False}
+    if isinstance(data, _ParquetFiles):
+        return opts
     import pyarrow.dataset as ds
 
-    opts = {"batch_size": chunk_rows, "batch_readahead": 1, "fragment_readahead": 1, "use_threads": False}
     if isinstance(getattr(data, "format", None), ds.ParquetFileFormat):
         opts["fragment_scan_options"] = ds.ParquetFragmentScanOptions(pre_buffer=False, use_buffered_stream=True,
                                                                       buffer_size=1 << 20)
@@ -243,6 +292,21 @@ def _first(mask) -> int:
     import pyarrow.compute as pc
 
     return int(pc.index(pc.fill_null(mask, False), True).as_py())
+
+
+#: the numpy dtypes of the Arrow types the readers convert (after their casts)
+_NUMPY_TYPES = {"double": np.float64, "int64": np.int64, "int32": np.int32, "uint64": np.uint64}
+
+
+def _to_numpy(col) -> np.ndarray:
+    """An Arrow array of `_NUMPY_TYPES` as a read-only numpy view of its values (nulls, floats only: NaN).
+    ``Array.to_numpy`` would import pandas (about 50 MB) on first use."""
+    import pyarrow.compute as pc
+
+    dtype = np.dtype(_NUMPY_TYPES[str(col.type)])
+    if col.null_count:
+        col = pc.fill_null(col, float("nan"))
+    return np.frombuffer(col.buffers()[1], dtype=dtype, count=len(col), offset=col.offset * dtype.itemsize)
 
 
 def _numeric(col, where: str, name: str, what: str, row0: int):
@@ -277,7 +341,7 @@ def _numeric(col, where: str, name: str, what: str, row0: int):
             raise
     elif not pa.types.is_floating(t) or t != pa.float64():
         col = pc.cast(col, pa.float64())
-    return col.to_numpy(zero_copy_only=False)
+    return _to_numpy(col)
 
 
 def _actions(col, where: str, name: str, row0: int) -> np.ndarray:
@@ -309,29 +373,29 @@ def _actions(col, where: str, name: str, row0: int) -> np.ndarray:
                     raise _TableError(f"{where}: column {name!r}: the action {v} in data row {row0 + i} is not in "
                                       "[0, 2**63).") from None
             raise
-        return a.to_numpy(zero_copy_only=False)
-    if pa.types.is_unsigned_integer(t):
-        if t == pa.uint64():
-            bad = pc.greater(col, pa.scalar(_INT64_MAX, pa.uint64()))
-            if pc.any(bad).as_py():
-                i = _first(bad)
-                raise _TableError(f"{where}: column {name!r}: the action {col[i].as_py()} in data row {row0 + i} is "
-                                  "not in [0, 2**63).")
-        a = pc.cast(col, pa.int64())
-    elif pa.types.is_integer(t):
-        a = col if t == pa.int64() else pc.cast(col, pa.int64())
-        bad = pc.less(a, 0)
-        if pc.any(bad).as_py():
-            i = _first(bad)
-            raise _TableError(f"{where}: column {name!r} must hold 0-based actions >= 0; data row {row0 + i} has "
-                              f"{a[i].as_py()}.")
-    else:
+        return _to_numpy(a)
+    if not pa.types.is_integer(t):
         raise _TableError(f"{where}: column {name!r} must hold integer action indices; got dtype "
                           f"{t.to_pandas_dtype().__name__ if hasattr(t.to_pandas_dtype(), '__name__') else t}.")
-    if a.null_count:
-        i = _first(pc.is_null(a))
+    if col.null_count:
+        i = _first(pc.is_null(col))
         raise _TableError(f"{where}: column {name!r} must hold integer action indices; data row {row0 + i} has None.")
-    return a.to_numpy(zero_copy_only=False)
+    # checked in numpy (an Arrow comparison with a Python number imports pandas)
+    if t == pa.uint64():
+        u = _to_numpy(col)
+        bad = u > _INT64_MAX
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _TableError(f"{where}: column {name!r}: the action {int(u[i])} in data row {row0 + i} is not in "
+                              "[0, 2**63).")
+        return u.astype(np.int64)
+    a = _to_numpy(col if t == pa.int64() else pc.cast(col, pa.int64()))
+    bad = a < 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _TableError(f"{where}: column {name!r} must hold 0-based actions >= 0; data row {row0 + i} has "
+                          f"{int(a[i])}.")
+    return a
 
 
 def _check_rp(where: str, r: np.ndarray, p: np.ndarray, reward: str, propensity: str, row0: int) -> None:
@@ -478,7 +542,7 @@ def _read_service(data, name, files, chunk_rows) -> Iterator[LogChunk]:
         if n == 0:
             continue
         ctx = batch.column(0)
-        lengths = pc.fill_null(pc.list_value_length(ctx), -1).to_numpy(zero_copy_only=False)
+        lengths = _to_numpy(pc.fill_null(pc.list_value_length(ctx), -1))
         if chunker is None:
             d = int(lengths[0]) if lengths[0] >= 0 else 0
             chunker = _Chunker(chunk_rows, d, [str(j) for j in range(d)])
@@ -509,7 +573,7 @@ def _read_service(data, name, files, chunk_rows) -> Iterator[LogChunk]:
 
 
 register_format("parquet", _table_stream("parquet"), (".parquet", ".pq"),
-                doc="Parquet tables (pyarrow.dataset): action, reward, propensity and feature columns.")
+                doc="Parquet tables (pyarrow.parquet): action, reward, propensity and feature columns.")
 register_format("csv", _table_stream("csv"), (".csv",),
                 doc="CSV tables (pyarrow.dataset): action, reward, propensity and feature columns.")
 

@@ -96,7 +96,11 @@ def policy_probabilities(policy: Any, X: Any, n_actions: int | None = None) -> n
 
     ``policy``: a learner (its ``action_probabilities(X)``), an (n, K) array, or a callable
     X -> (n, K). Rows must be non-negative and sum to 1."""
-    n = X.shape[0] if X is not None else None
+    return check_probabilities(raw_probabilities(policy, X), X.shape[0] if X is not None else None, n_actions)
+
+
+def raw_probabilities(policy: Any, X: Any) -> np.ndarray:
+    """``policy``'s action distribution on the rows of X as float64, not validated (`policy_probabilities`)."""
     if hasattr(policy, "action_probabilities"):
         P = policy.action_probabilities(X)
     elif isinstance(policy, np.ndarray) or (not callable(policy) and hasattr(policy, "__len__")):
@@ -105,7 +109,12 @@ def policy_probabilities(policy: Any, X: Any, n_actions: int | None = None) -> n
         P = policy(X)
     else:
         raise TypeError(f"policy must be a learner, an (n, K) array or a callable; got {type(policy).__name__}.")
-    P = np.asarray(P, dtype=np.float64)
+    return np.asarray(P, dtype=np.float64)
+
+
+def check_probabilities(P: np.ndarray, n: int | None, n_actions: int | None = None, first_row: int = 0) -> np.ndarray:
+    """P, checked: shape (n, K) (K = ``n_actions`` when given), rows non-negative and summing to 1 (a bad
+    row is named as ``first_row`` + its index)."""
     if P.ndim != 2 or (n is not None and P.shape[0] != n):
         raise ValueError(f"the policy's action probabilities must have shape (n, K) with n = {n}; got {P.shape}.")
     if n_actions is not None and P.shape[1] != n_actions:
@@ -113,7 +122,7 @@ def policy_probabilities(policy: Any, X: Any, n_actions: int | None = None) -> n
     bad = ~np.isfinite(P).all(axis=1) | (P < 0).any(axis=1) | (np.abs(P.sum(axis=1) - 1.0) > 1e-6)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"the policy's action probabilities must be >= 0 and sum to 1; row {row} is "
+        raise ValueError(f"the policy's action probabilities must be >= 0 and sum to 1; row {first_row + row} is "
                          f"{np.array2string(P[row], precision=4, threshold=8)} (sum {P[row].sum():.6g}).")
     return P
 
@@ -373,10 +382,10 @@ def _interval(kind: str, terms: np.ndarray, weights: np.ndarray | None, alpha: f
     if kind == "normal":
         if n < 2:
             return -math.inf, math.inf
-        from scipy.stats import norm
+        from scipy.special import ndtri  # scipy.stats.norm.ppf's function, without scipy.stats (about 44 MB)
 
         se = standard_error(terms)
-        z = norm.ppf(1 - alpha / 2)
+        z = ndtri(1 - alpha / 2)
         return float(value - z * se), float(value + z * se)
     if kind == "bernstein":
         if n < 2:

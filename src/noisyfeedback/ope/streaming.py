@@ -42,7 +42,17 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .estimators import Estimate, RewardModel, _check_log, _check_rho, _is_scalar, noise_correct, policy_probabilities
+from .estimators import (
+    Estimate,
+    RewardModel,
+    _check_log,
+    _check_rho,
+    _is_scalar,
+    check_probabilities,
+    noise_correct,
+    policy_probabilities,
+    raw_probabilities,
+)
 
 __all__ = ["evaluate_log", "stream_folds", "StreamSums", "STREAM_INTERVALS"]
 
@@ -102,7 +112,7 @@ class StreamSums:
 def _sources(log: Any, chunk_rows: int, format: str | None, options: dict):
     """(list of re-streamable units — each a zero-argument callable giving an iterator of chunks —,
     whether the log can be read more than once)."""
-    from ..datasets.streams import BanditLog, log_files, stream_log
+    from ..datasets.streams import BanditLog, is_arrow_dataset, log_files, stream_log
 
     if isinstance(log, BanditLog) or (isinstance(log, tuple) and len(log) == 4):
         X, a, r, p = log
@@ -115,13 +125,7 @@ def _sources(log: Any, chunk_rows: int, format: str | None, options: dict):
                 hi = min(n, lo + chunk_rows)
                 yield LogChunk(X[lo:hi], np.asarray(a)[lo:hi], np.asarray(r)[lo:hi], np.asarray(p)[lo:hi], None, lo)
         return [whole], True
-    try:
-        import pyarrow.dataset as ds
-
-        is_dataset = isinstance(log, ds.Dataset)
-    except ImportError:  # pragma: no cover
-        is_dataset = False
-    if is_dataset:
+    if is_arrow_dataset(log):
         return [lambda: stream_log(log, format=format, chunk_rows=chunk_rows, **options)], True
     if isinstance(log, (str, bytes)) or hasattr(log, "__fspath__") or (
             isinstance(log, (list, tuple)) and all(isinstance(s, str) or hasattr(s, "__fspath__") for s in log)):
@@ -243,10 +247,23 @@ def _fit_fold(stats: dict, f: int, K: int, d: int, alpha: float) -> _FoldRidge:
 
 
 # ----------------------------------------------------------------- passes
+#: rows of a chunk the policy is asked for at a time: a learner maps a block of rows to its features (e.g.
+#: 45 degree-2 features a row), not the whole chunk (the rows' probabilities do not depend on the block)
+POLICY_BLOCK_ROWS = 8192
+
+
 def _policy_chunk(policy, X, n_actions):
     if isinstance(policy, np.ndarray):
         raise TypeError("a streamed log needs the policy as a learner or a callable X -> (n, K), not an array.")
-    return policy_probabilities(policy, X, n_actions)
+    n = X.shape[0]
+    if n <= POLICY_BLOCK_ROWS:
+        return policy_probabilities(policy, X, n_actions)
+    blocks = []
+    for lo in range(0, n, POLICY_BLOCK_ROWS):
+        Xb = X[lo:lo + POLICY_BLOCK_ROWS]
+        blocks.append(check_probabilities(raw_probabilities(policy, Xb), Xb.shape[0],
+                                          n_actions if not blocks else blocks[0].shape[1], lo))
+    return np.concatenate(blocks)
 
 
 def _chunk_terms(ch, policy, n_actions, rho0, rho1, want_q: bool, models, seed, reward_model):
@@ -328,12 +345,12 @@ def _sum_chunk(s, ch, policy, estimators, n_actions, rho0, rho1, want_q, models,
 
 # --------------------------------------------------------------- the value
 def _normal(value: float, var: float, n: int, alpha: float) -> tuple[float, float]:
-    from scipy.stats import norm
+    from scipy.special import ndtri  # scipy.stats.norm.ppf's function, without scipy.stats (about 44 MB)
 
     if n < 2:
         return -math.inf, math.inf
     se = math.sqrt(max(var, 0.0) / n)
-    z = norm.ppf(1 - alpha / 2)
+    z = ndtri(1 - alpha / 2)
     return float(value - z * se), float(value + z * se)
 
 
