@@ -48,6 +48,19 @@ def write(path: Path, n: int, seed: int = 0, batch: int = 500_000) -> Path:
     return path
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS: Linux's VmHWM, of this program alone (``getrusage``'s ``ru_maxrss`` keeps the
+    peak of the process that forked it, here the writer of the log, across ``exec``)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def child(mode: str, path: str) -> dict:
     import noisyfeedback as nf
     from noisyfeedback.datasets import stream_log
@@ -66,7 +79,7 @@ def child(mode: str, path: str) -> dict:
         n = res["ips"].n
         extra = {e: [round(v.value, 5), round(v.lower, 5), round(v.upper, 5)] for e, v in res.items()}
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     return {"mode": mode, "rows": n, "wall_s": wall, "cpu_s": cpu, "rows_per_s": n / wall,
             "peak_rss_mb": rss, **extra}
 
