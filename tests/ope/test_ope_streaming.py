@@ -133,7 +133,8 @@ from noisyfeedback.datasets import stream_log
 path = sys.argv[1]
 policy = nf.SquareCB(4, seed=0).fit_logged(stream_log(path))
 res = nf.ope.evaluate_log(policy, path, ("ips", "snips", "dr"), seed=0)
-print(sorted(m for m in ("pandas", "scipy.stats", "pyarrow.dataset") if m in sys.modules), res["dr"].lower < res["dr"].upper)
+heavy = sorted(m for m in ("pandas", "scipy.stats", "pyarrow.dataset") if m in sys.modules)
+print(heavy, res["dr"].lower < res["dr"].upper)
 """
 
 
@@ -169,3 +170,14 @@ def test_a_chunk_is_scored_in_blocks_of_rows_with_the_same_probabilities(tmp_pat
     bad_from_row_200.seen = 0
     with pytest.raises(ValueError, match=r"rows 0\.\.2999 of the log: .*row 200 is"):
         evaluate_log(bad_from_row_200, path, "ips", chunk_rows=N)
+
+
+def test_a_parquet_file_without_a_column_of_the_first_is_named(tmp_path):
+    first, _ = _log(tmp_path)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"action": [0, 1], "reward": [1.0, 0.0], "propensity": [0.25, 0.25], "x0": [1.0, 2.0]}),
+                   tmp_path / "second.parquet")
+    with pytest.raises(ValueError, match=r"second\.parquet: no column named 'x1'"):
+        list(stream_log([first, tmp_path / "second.parquet"]))

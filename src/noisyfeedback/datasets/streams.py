@@ -226,6 +226,10 @@ class _ParquetFiles:
             for path in self.files:
                 f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 16)  # 1 MiB held 8 MB more, no faster
                 try:
+                    missing = [c for c in self.columns if c not in f.schema_arrow.names]
+                    if missing:
+                        raise ValueError(f"{path}: no column named {missing[0]!r}; the columns are "
+                                         f"{f.schema_arrow.names}.")
                     fragment = types.SimpleNamespace(path=path)
                     for batch in f.iter_batches(batch_size=self.batch_size, columns=self.columns, use_threads=False):
                         yield types.SimpleNamespace(record_batch=batch, fragment=fragment)
