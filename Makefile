@@ -11,7 +11,8 @@ STAMP  := $(VENV)/.installed
 # channels.py: test_feedback; diluted.py: test_diluted; regression.py: test_regression;
 # teachers.py (and the solver's compiled loops): test_teachers; oracle.py: test_oracle_bandits;
 # vwtext.py: test_vw_stream;
-# rls.py: test_wrls; validation.py: test_hostile.
+# rls.py: test_wrls; validation.py: test_hostile. Test by test across the workers (their module fixtures are
+# cheap data sets): one file, test_oracle_bandits, held a worker for half the pass.
 NOJIT_TESTS := tests/core/test_kernels.py tests/core/test_simulate.py tests/learners/test_rcnbf.py tests/learners/test_rcine.py \
 	tests/core/test_feedback.py tests/learners/test_diluted.py tests/learners/test_regression.py tests/learners/test_teachers.py \
 	tests/learners/test_oracle_bandits.py tests/learners/test_wrls.py tests/core/test_hostile.py tests/core/test_vw_stream.py
@@ -38,7 +39,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist loadfile -m "not slow" $(NOJIT_TESTS)
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n auto --dist load -m "not slow" $(NOJIT_TESTS)
 
 # the documentation site (guides, tutorials, API reference from the docstrings) into site/;
 # tests/test_docs.py runs the same strict build as part of `make test`
