@@ -19,6 +19,7 @@ offsets of the offending line and token; the Python caller words them.
 
 import numpy as np
 from numba import njit, objmode
+from numba.extending import register_jitable
 
 MASK32 = 0xFFFFFFFF
 
@@ -267,7 +268,7 @@ def vw_scan(buf, pos, end, final, adf, max_rounds, max_line, max_example, out):
     out[6] = err_pos
 
 
-@njit(cache=True)
+@register_jitable  # compiled into its callers: as a kernel of its own, each error code (a literal) compiled it anew
 def _fail(err, code, line, s, e):
     err[0] = code
     err[1] = line
