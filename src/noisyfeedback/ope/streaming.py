@@ -50,7 +50,7 @@ from .estimators import (
     _is_scalar,
     check_probabilities,
     noise_correct,
-    policy_probabilities,
+    normal_bounds,
     raw_probabilities,
 )
 
@@ -261,10 +261,8 @@ def _policy_chunk(policy, X, n_actions):
     if isinstance(policy, np.ndarray):
         raise TypeError("a streamed log needs the policy as a learner or a callable X -> (n, K), not an array.")
     n = X.shape[0]
-    if n <= POLICY_BLOCK_ROWS:
-        return policy_probabilities(policy, X, n_actions)
     blocks = []
-    for lo in range(0, n, POLICY_BLOCK_ROWS):
+    for lo in range(0, max(n, 1), POLICY_BLOCK_ROWS):  # (an empty chunk: one empty block)
         Xb = X[lo:lo + POLICY_BLOCK_ROWS]
         blocks.append(check_probabilities(raw_probabilities(policy, Xb), Xb.shape[0],
                                           n_actions if not blocks else blocks[0].shape[1], lo))
@@ -350,13 +348,9 @@ def _sum_chunk(s, ch, policy, estimators, n_actions, rho0, rho1, want_q, models,
 
 # --------------------------------------------------------------- the value
 def _normal(value: float, var: float, n: int, alpha: float) -> tuple[float, float]:
-    from scipy.special import ndtri  # scipy.stats.norm.ppf's function, without scipy.stats (about 44 MB)
-
     if n < 2:
         return -math.inf, math.inf
-    se = math.sqrt(max(var, 0.0) / n)
-    z = ndtri(1 - alpha / 2)
-    return float(value - z * se), float(value + z * se)
+    return normal_bounds(value, math.sqrt(max(var, 0.0) / n), alpha)
 
 
 def _bernstein(value: float, var: float, R: float, n: int, alpha: float) -> tuple[float, float]:
