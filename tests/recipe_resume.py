@@ -56,7 +56,8 @@ def assert_same_numbers(a: Path, b: Path, compare_markdown: bool = True) -> None
 _CHILD_ALL = r"""
 import json, os, signal, sys
 from noisyfeedback.lab import reproduce, store
-from recipe_resume import small_recipes
+from recipe_resume import small_recipes, skip_rendering
+skip_rendering()
 plans, patches, kill_after, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 small_recipes(plans, patches)
 written = [0]
@@ -70,6 +71,17 @@ def write_row(self, row):
 store.ResultsStore.write_row = write_row
 reproduce("all", quick=True, out=out, progress=False)
 """
+
+
+def skip_rendering():
+    """Reports write empty PNG files instead of drawing their figures: the resume test compares numbers, and
+    drawing the recipes' figures was half of its time (the recipes' own tests draw and check them);
+    returns the function it replaced."""
+    from noisyfeedback.lab import report
+
+    original = report._save_figure
+    report._save_figure = lambda fig, path, dpi: path.write_bytes(b"")
+    return original
 
 
 def small_recipes(plans: dict[str, dict], patches: dict[str, dict] | None = None) -> dict:
@@ -116,11 +128,15 @@ def all_killed_then_resumed(plans: dict, patches: dict, out: Path, kill_after: i
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
     assert not (Path(out) / "index.html").exists()  # it died mid-run
     console = Console(file=io.StringIO(), width=200)
+    from noisyfeedback.lab import report
+
     saved = small_recipes(plans, patches)
+    save_figure = skip_rendering()
     try:
         with new_progress(console) as progress:
             index = reproduce("all", quick=True, out=out, progress=progress)
     finally:
+        report._save_figure = save_figure
         restore_recipes(saved)
     return index, console.file.getvalue()
 
