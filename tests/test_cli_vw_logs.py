@@ -204,3 +204,57 @@ def test_evaluate_scores_each_candidate_once_with_the_same_distributions(tmp_pat
         seg = q[rounds.offsets[i]:rounds.offsets[i + 1]]
         assert P[rounds.offsets[i]:rounds.offsets[i + 1]].tolist() == [float(j == np.argmax(seg))
                                                                        for j in range(seg.shape[0])]
+
+
+# ------------------------------------------------------------------ table logs (Parquet, CSV)
+@pytest.fixture
+def table_log(tmp_path):
+    """Three Parquet files of a 4-action log (uniform logging) and an index learner's model."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(0)
+    (tmp_path / "log").mkdir()
+    for f in range(3):
+        X = rng.normal(size=(300, 3))
+        a = rng.integers(0, 4, 300)
+        r = (rng.random(300) < 0.2 + 0.5 * (a == (X[:, 0] > 0))).astype(float)
+        pq.write_table(pa.table({"x0": X[:, 0], "x1": X[:, 1], "x2": X[:, 2], "item": a, "click": r,
+                                 "p": np.full(300, 0.25)}), tmp_path / "log" / f"part-{f}.parquet")
+    cols = {"action": "item", "reward": "click", "propensity": "p"}
+    learner = nf.SquareCB(4, seed=0).fit_logged(nf.datasets.read_log(tmp_path / "log" / "part-0.parquet", **cols))
+    learner.save(tmp_path / "m.npz")
+    return tmp_path / "log", tmp_path / "m.npz", cols, learner
+
+
+@pytest.mark.parametrize("policy", ["explore", "greedy"])
+def test_evaluate_on_a_table_log_prints_the_librarys_estimates(table_log, policy):
+    from noisyfeedback.cli.table_logs import TABLE_ESTIMATORS, GreedyPolicy
+    from noisyfeedback.ope import evaluate_log
+
+    log, model, cols, learner = table_log
+    res = invoke("evaluate", "--data", log, "--model", model, "--json", "--policy", policy,
+                 *[x for role, name in cols.items() for x in ("--column", f"{role}={name}")])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    expected = evaluate_log(GreedyPolicy(learner) if policy == "greedy" else learner, log, TABLE_ESTIMATORS, **cols)
+    assert list(printed) == list(TABLE_ESTIMATORS)
+    for name, est in expected.items():
+        assert printed[name]["value"] == est.value and printed[name]["interval"] == est.interval
+    greedy = GreedyPolicy(learner).action_probabilities(np.eye(3))
+    assert (greedy.sum(axis=1) == 1).all() and set(np.unique(greedy)) == {0.0, 1.0}
+
+
+def test_table_log_refusals_name_what_is_wrong(table_log, tmp_path):
+    log, model, cols, _ = table_log
+    given = [x for role, name in cols.items() for x in ("--column", f"{role}={name}")]
+    assert "no column named 'action'" in _one_line_error(invoke("evaluate", "--data", log, "--model", model))
+    assert "ROLE=NAME" in _one_line_error(invoke("evaluate", "--data", log, "--model", model, "--column", "act=item"))
+    assert "table log's rewards" in _one_line_error(invoke("evaluate", "--data", log, "--model", model, *given,
+                                                           "--reward", "click"))
+    vw_model = tmp_path / "vw.npz"
+    assert invoke("train", "--data", DATA / "cb_test.ldf", "--model", vw_model).exit_code == 0
+    line = _one_line_error(invoke("evaluate", "--data", log, "--model", vw_model, *given))
+    assert str(vw_model) in line and "index learner's model" in line
+    line = _one_line_error(invoke("evaluate", "--data", DATA / "cb_test.ldf", "--model", vw_model,
+                                  "--scheduler", "tcp://127.0.0.1:1"))
+    assert "table logs" in line

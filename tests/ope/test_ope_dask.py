@@ -1,7 +1,9 @@
 """A log of 8 Parquet files with the Open Bandit Dataset's columns, evaluated on a real local Dask cluster
 (a scheduler and two workers, each its own process on 127.0.0.1): the same IPS/SNIPS/DR/DM estimates as
-one process to 1e-12 relative, also when a worker is killed while the tasks run."""
+one process to 1e-12 relative, also when a worker is killed while the tasks run; and ``noisyfeedback evaluate
+--scheduler`` on the same cluster prints them."""
 
+import json
 import os
 import signal
 import socket
@@ -18,7 +20,10 @@ pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from typer.testing import CliRunner  # noqa: E402
+
 import noisyfeedback as nf  # noqa: E402
+from noisyfeedback.cli import app  # noqa: E402
 from noisyfeedback.ope import evaluate_log  # noqa: E402
 
 K, N_FILES, ROWS = 6, 8, 800
@@ -70,7 +75,7 @@ def _wait_for(client, n: int, timeout: float = 30) -> None:
 
 def test_dask_cluster_gives_the_one_process_estimates_even_when_a_worker_dies(tmp_path):
     import cloudpickle
-    from distributed import Client
+    from distributed import Client, get_task_stream
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowPolicy on the workers
     logs = tmp_path / "obd"
@@ -119,6 +124,15 @@ def test_dask_cluster_gives_the_one_process_estimates_even_when_a_worker_dies(tm
             run.join(timeout=120)
             assert not run.is_alive()
             assert procs[2].wait(timeout=10) == -signal.SIGKILL
+            # the command line on the same cluster (one worker left): the same estimates
+            policy.learner.save(tmp_path / "model.npz")
+            with get_task_stream(client) as tasks:
+                cli = CliRunner().invoke(app, [
+                    "evaluate", "--data", str(logs / "*.parquet"), "--model", str(tmp_path / "model.npz"), "--json",
+                    "--scheduler", address, "--column", "action=item_id", "--column", "reward=click",
+                    "--column", "propensity=propensity_score", "--features", ",".join(AFFINITY), "--chunk-rows", "200"])
+            assert cli.exit_code == 0, cli.output
+            assert len(tasks.data) >= N_FILES  # the files were read on the cluster
     finally:
         for p in procs[::-1]:
             if p.poll() is None:
@@ -133,3 +147,8 @@ def test_dask_cluster_gives_the_one_process_estimates_even_when_a_worker_dies(tm
         np.testing.assert_allclose([out[e].value, out[e].lower, out[e].upper],
                                    [here[e].value, here[e].lower, here[e].upper], rtol=1e-12, atol=0)
     assert len({round(out[e].value, 6) for e in ests}) > 1  # four estimators, not one number four times
+    printed = json.loads(cli.stdout)
+    assert list(printed) == list(ests)
+    for e in ests:
+        np.testing.assert_allclose([printed[e]["value"], printed[e]["lower"], printed[e]["upper"]],
+                                   [here[e].value, here[e].lower, here[e].upper], rtol=1e-12, atol=0)

@@ -12,7 +12,9 @@
   output for ``--cb_explore_adf``: per example a line of ``index:probability`` pairs (index counting
   the example's action lines from 0, most probable first, 6 significant digits), then a blank line.
 - ``noisyfeedback evaluate --data test.vw --model model.npz`` — off-policy estimates of the model's
-  value on a labelled log, with normal intervals from one pass of running sums.
+  value on a labelled log, with normal intervals from one pass of running sums. A table log (Parquet or
+  CSV files) is evaluated with an index learner's model, here or on a Dask cluster (``--scheduler``):
+  `noisyfeedback.cli.table_logs`.
 
 **Costs and rewards** (``--reward``): VW minimises cost, and so do these commands by default:
 ``--reward cost`` learns and reports the reward −cost, whatever the costs are. For click logs:
@@ -576,8 +578,11 @@ def _estimates(S: _Sums, alpha: float, r0: float, r1: float) -> dict:
 
 
 def evaluate(
-    data: Annotated[Path, typer.Option("--data", "-d", help="A labelled VW log in the model's format.")],
-    model: Annotated[Path, typer.Option("--model", "-i", help="A model written by 'noisyfeedback train'.")],
+    data: Annotated[Path, typer.Option("--data", "-d", help="A labelled VW log in the model's format, or a table log: "
+                                                            "Parquet or CSV files (a file, a directory or a glob).")],
+    model: Annotated[Path, typer.Option("--model", "-i", help="A model written by 'noisyfeedback train' (VW logs), or "
+                                                              "an index learner's (learner.save, a service snapshot: "
+                                                              "table logs).")],
     policy: Annotated[str, typer.Option("--policy", help="explore (the distribution 'predict' writes) or greedy.")]
     = "explore",
     reward: Annotated[Optional[str], typer.Option("--reward", help="cost, click or one-minus-cost (default: the "
@@ -590,15 +595,34 @@ def evaluate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the estimates as JSON.")] = False,
     chunk_rows: Annotated[int, _CHUNK] = 4096,
     progress: Annotated[Optional[bool], _PROGRESS] = None,
+    scheduler: Annotated[Optional[str], typer.Option(
+        "--scheduler", help="A Dask scheduler's address (tcp://host:8786): a table log's files are evaluated "
+                            "there, one task a file (the same estimates as here).")] = None,
+    column: Annotated[Optional[list[str]], typer.Option(
+        "--column", help="ROLE=NAME: a table log's action, reward or propensity column (default: the role's "
+                         "name; the service's export is recognised). Repeatable.")] = None,
+    features: Annotated[Optional[str], typer.Option(
+        "--features", help="A table log's feature columns, separated by commas (default: every other column).")]
+    = None,
 ) -> None:
     """Off-policy estimates of the model's value (mean reward) on a labelled log, with intervals."""
+    from .table_logs import is_table_log
+
     warnings: list[str] = []
     try:
-        lrn, meta = _load(model)
         if policy not in ("explore", "greedy"):
             raise _UserError(f"--policy must be explore or greedy; got {policy!r}.")
         if not 0 < alpha < 1:
             raise _UserError(f"--alpha must be in (0, 1); got {alpha!r}.")
+        if is_table_log(data):
+            if reward is not None:
+                raise _UserError("--reward maps a VW log's costs; a table log's rewards are read as they are.")
+            return _evaluate_table(data, model, policy, rho0 or 0.0, rho1 or 0.0, alpha, scheduler, column,
+                                   features, chunk_rows, as_json)
+        if scheduler is not None or column or features is not None:
+            raise _UserError("--scheduler, --column and --features are for table logs (Parquet or CSV files); "
+                             f"{data} is a VW log.")
+        lrn, meta = _load(model)
         mode = meta.get("reward", "click") if reward is None else reward
         if mode not in REWARDS:
             raise _UserError(f"--reward must be one of {', '.join(REWARDS)}; got {mode!r}.")
@@ -670,15 +694,39 @@ def evaluate(
             _warn(w_)
     except _ERRORS as exc:
         _fail(str(exc))
+    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if flips else ""
+    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged examples, reward by --reward {mode}{corr}",
+                     res, alpha, as_json)
+
+
+def _evaluate_table(data: Path, model: Path, policy: str, r0: float, r1: float, alpha: float,
+                    scheduler: str | None, column: list[str] | None, features: str | None, chunk_rows: int,
+                    as_json: bool) -> None:
+    """``evaluate`` on a table log (`noisyfeedback.cli.table_logs`)."""
+    from .table_logs import evaluate_table, table_options
+
+    try:
+        if not (0 <= r0 < 1 and 0 <= r1 < 1 and r0 + r1 < 1):
+            raise _UserError(f"--rho0 and --rho1 must be in [0, 1) with rho0 + rho1 < 1; got {r0:g}, {r1:g}.")
+        lrn, res = evaluate_table(data, model, policy == "greedy", r0, r1, alpha, scheduler,
+                                  table_options(column, features), chunk_rows)
+    except (*_ERRORS, ImportError) as exc:
+        _fail(str(exc))
+    n = next(iter(res.values())).n
+    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if (r0 or r1) else ""
+    where = f" on the Dask cluster at {scheduler}" if scheduler else ""
+    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged rows{where}, rewards as logged{corr}", res,
+                     alpha, as_json)
+
+
+def _print_estimates(head: str, res: dict, alpha: float, as_json: bool) -> None:
     rows = list(res.items())
     if as_json:
         typer.echo(json.dumps({name: {"value": est.value, "lower": est.lower, "upper": est.upper,
                                       "interval": est.interval} for name, est in rows}, indent=1))
         return
     level = f"{100 * (1 - alpha):g}%"
-    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if flips else ""
-    typer.echo(f"{type(lrn).__name__} ({policy}) on {n} logged examples, reward by --reward {mode}{corr}; "
-               f"{level} intervals:")
+    typer.echo(f"{head}; {level} intervals:")
     for name, est in rows:
         iv = "(no interval: the reward model is held fixed)" if est.interval == "none" else \
             f"[{est.lower:.4f}, {est.upper:.4f}]"
