@@ -18,12 +18,16 @@ TABLE_ESTIMATORS = ("ips", "snips", "dr", "dm")
 ROLES = ("action", "reward", "propensity")
 
 
+def _is_glob(data: Path) -> bool:
+    return any(c in str(data) for c in "*?[")
+
+
 def is_table_log(data: Path) -> bool:
     """Whether ``--data`` names a table log: a directory, a glob, or a file of a table format's suffix."""
     from ..datasets.streams import FORMATS
 
     text = str(data)
-    if data.is_dir() or any(c in text for c in "*?["):
+    if data.is_dir() or _is_glob(data):
         return True
     suffixes = tuple(s for f in FORMATS.values() if f.kind == "index" for s in f.suffixes)
     return text.lower().endswith(suffixes)
@@ -87,7 +91,7 @@ def evaluate_table(data: Path, model: Path, greedy: bool, rho0: float, rho1: flo
 
     learner = load_index_model(model)
     policy = GreedyPolicy(learner) if greedy else learner
-    source = str(data) if any(c in str(data) for c in "*?[") else data
+    source = str(data) if _is_glob(data) else data  # a glob is matched as text
     est = evaluate_log(policy, source, TABLE_ESTIMATORS, rho0=rho0, rho1=rho1, alpha=alpha,
                        chunk_rows=chunk_rows, scheduler=scheduler, **options)
     return learner, est

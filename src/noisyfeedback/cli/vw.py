@@ -628,8 +628,7 @@ def evaluate(
             raise _UserError(f"--reward must be one of {', '.join(REWARDS)}; got {mode!r}.")
         r0 = float(meta.get("rho0", 0.0)) if rho0 is None else float(rho0)
         r1 = float(meta.get("rho1", 0.0)) if rho1 is None else float(rho1)
-        if not (0 <= r0 < 1 and 0 <= r1 < 1 and r0 + r1 < 1):
-            raise _UserError(f"--rho0 and --rho1 must be in [0, 1) with rho0 + rho1 < 1; got {r0:g}, {r1:g}.")
+        _check_rates(r0, r1)
         flips = bool(r0 or r1)
         _, chunks = _chunks(data, meta["format"], meta.get("n_actions"), chunk_rows)
         S = _Sums(5)
@@ -694,9 +693,8 @@ def evaluate(
             _warn(w_)
     except _ERRORS as exc:
         _fail(str(exc))
-    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if flips else ""
-    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged examples, reward by --reward {mode}{corr}",
-                     res, alpha, as_json)
+    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged examples, reward by --reward {mode}", res,
+                     alpha, as_json, r0, r1)
 
 
 def _evaluate_table(data: Path, model: Path, policy: str, r0: float, r1: float, alpha: float,
@@ -706,27 +704,32 @@ def _evaluate_table(data: Path, model: Path, policy: str, r0: float, r1: float, 
     from .table_logs import evaluate_table, table_options
 
     try:
-        if not (0 <= r0 < 1 and 0 <= r1 < 1 and r0 + r1 < 1):
-            raise _UserError(f"--rho0 and --rho1 must be in [0, 1) with rho0 + rho1 < 1; got {r0:g}, {r1:g}.")
+        _check_rates(r0, r1)
         lrn, res = evaluate_table(data, model, policy == "greedy", r0, r1, alpha, scheduler,
                                   table_options(column, features), chunk_rows)
     except (*_ERRORS, ImportError) as exc:
         _fail(str(exc))
     n = next(iter(res.values())).n
-    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if (r0 or r1) else ""
     where = f" on the Dask cluster at {scheduler}" if scheduler else ""
-    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged rows{where}, rewards as logged{corr}", res,
-                     alpha, as_json)
+    _print_estimates(f"{type(lrn).__name__} ({policy}) on {n} logged rows{where}, rewards as logged", res, alpha,
+                     as_json, r0, r1)
 
 
-def _print_estimates(head: str, res: dict, alpha: float, as_json: bool) -> None:
+def _check_rates(r0: float, r1: float) -> None:
+    if not (0 <= r0 < 1 and 0 <= r1 < 1 and r0 + r1 < 1):
+        raise _UserError(f"--rho0 and --rho1 must be in [0, 1) with rho0 + rho1 < 1; got {r0:g}, {r1:g}.")
+
+
+def _print_estimates(head: str, res: dict, alpha: float, as_json: bool, r0: float, r1: float) -> None:
+    """The estimates as text (``head``, the flip rates' correction when there is one, the level) or JSON."""
     rows = list(res.items())
     if as_json:
         typer.echo(json.dumps({name: {"value": est.value, "lower": est.lower, "upper": est.upper,
                                       "interval": est.interval} for name, est in rows}, indent=1))
         return
     level = f"{100 * (1 - alpha):g}%"
-    typer.echo(f"{head}; {level} intervals:")
+    corr = f", clicks corrected for rho0={r0:g}, rho1={r1:g}" if (r0 or r1) else ""
+    typer.echo(f"{head}{corr}; {level} intervals:")
     for name, est in rows:
         iv = "(no interval: the reward model is held fixed)" if est.interval == "none" else \
             f"[{est.lower:.4f}, {est.upper:.4f}]"
