@@ -51,3 +51,20 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") == "1"
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+#: the longest test files (half a minute or more on 2 cores, most of it numba compiling or server processes):
+#: they start first, so that the workers of `pytest -n auto --dist loadfile` end together (collected in
+#: name order, the schemathesis file came last and one worker waited 48 s for it)
+LONGEST_FIRST = (
+    "tests/service/test_service_schemathesis.py", "tests/service/test_service_replicas_kill.py",
+    "tests/learners/test_catalogue.py", "tests/lab/test_reproduce_all.py", "tests/test_one_resolver.py",
+    "tests/learners/test_learner_checks.py", "tests/lab/test_agarwal2021.py", "tests/lab/test_moroshko.py",
+    "tests/core/test_simulate.py", "tests/core/test_sklearn_conventions.py", "tests/service/test_service_server.py",
+    "tests/lab/test_experiments.py", "tests/core/test_noise.py", "tests/learners/test_rcine.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

@@ -12,9 +12,9 @@ from noisyfeedback.lab.papers import agarwal2021 as recipe
 #: the quick plan, shrunk for the tests
 SMALL = {**recipe.QUICK_PLAN,
          "datasets": [{"name": "synsep", "n_samples": 1_000, "seed": 0, "label": "SynSep"}],
-         "n_rounds": 3_000, "gammas": [0.05, 0.2], "report_seeds": [0, 1], "n_s": 1_000,
+         "n_rounds": 3_000, "gammas": [0.05, 0.2], "report_seeds": [0, 1], "n_s": 1_000, "estimate_every": 2_000,
          "table1": [{"name": "digits", "normalize": True, "label": "digits"}], "table1_n_s": 1_500,
-         "per_action": {"datasets": [{"name": "digits", "normalize": True, "label": "digits"}], "n_rounds": 30_000,
+         "per_action": {"datasets": [{"name": "digits", "normalize": True, "label": "digits"}], "n_rounds": 22_000,
                         "seeds": [0]}}
 
 

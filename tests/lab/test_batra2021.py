@@ -18,7 +18,7 @@ TEST_PLAN = {
         {"name": "synsep", "n_samples": 2_000, "seed": 0, "label": "SynSep"},
         {"name": "digits", "normalize": True, "label": "digits"},
     ],
-    "n_rounds": 8_000,
+    "n_rounds": 3_000,
     "dbf_gammas": [0.12, 0.2, 0.25, 0.3, 0.8],
     "soba_gammas": [0.02, 0.1],
     "n_checkpoints": 25,
