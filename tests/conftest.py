@@ -55,16 +55,13 @@ def rng():
 
 #: the longest test files (half a minute or more on 2 cores, most of it numba compiling or server processes):
 #: they start first, so that the workers of `pytest -n auto --dist loadfile` end together (collected in
-#: name order, the schemathesis file came last and one worker waited 48 s for it). Those that compile in
-#: the test process come before those that start processes of their own (servers, reproductions, joblib
-#: and Dask workers): from a cold numba cache these then find most kernels compiled, instead of each
-#: process compiling them again.
+#: name order, the schemathesis file came last and one worker waited 48 s for it)
 LONGEST_FIRST = (
-    "tests/learners/test_catalogue.py", "tests/test_one_resolver.py", "tests/learners/test_learner_checks.py",
-    "tests/service/test_service_schemathesis.py", "tests/lab/test_agarwal2021.py", "tests/core/test_simulate.py",
-    "tests/core/test_sklearn_conventions.py", "tests/core/test_noise.py", "tests/learners/test_rcine.py",
-    "tests/service/test_service_replicas_kill.py", "tests/lab/test_reproduce_all.py", "tests/lab/test_moroshko.py",
-    "tests/service/test_service_server.py", "tests/lab/test_experiments.py",
+    "tests/service/test_service_schemathesis.py", "tests/service/test_service_replicas_kill.py",
+    "tests/learners/test_catalogue.py", "tests/lab/test_reproduce_all.py", "tests/test_one_resolver.py",
+    "tests/learners/test_learner_checks.py", "tests/lab/test_agarwal2021.py", "tests/lab/test_moroshko.py",
+    "tests/core/test_simulate.py", "tests/core/test_sklearn_conventions.py", "tests/service/test_service_server.py",
+    "tests/lab/test_experiments.py", "tests/core/test_noise.py", "tests/learners/test_rcine.py",
 )
 
 
