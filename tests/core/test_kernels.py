@@ -188,6 +188,12 @@ def test_perceptron_learn_matches_reference(rng, sparse):
     np.testing.assert_array_equal(W, Wref)  # integer data: exact
 
 
+
+def _rates(rho0: float, rho1: float) -> tuple[np.ndarray, np.ndarray]:
+    """The flip rates as the learners pass them to the compiled loops (`feedback.kernel_feedback`): float64
+    arrays of one value; scalars would compile another specialisation of each loop for the tests alone."""
+    return np.array([rho0]), np.array([rho1])
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("rho", [(0.0, 0.0), (0.3, 0.1)])
 def test_banditron_kernels_match_reference(rng, sparse, rho):
@@ -202,8 +208,8 @@ def test_banditron_kernels_match_reference(rng, sparse, rho):
 
     W = np.zeros((K, 9), order="F")
     mistakes = np.empty(120, np.int8)
-    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], rho0, rho1, u_l, u_f, mistakes,
-                    *NO_STATE)
+    bandit_simulate(RULE_BANDITRON, W, *kernel_view(Xk), y, order, gamma, h[0], h[1], *_rates(rho0, rho1), u_l, u_f,
+                    mistakes, *NO_STATE)
 
     Wref = np.zeros((K, 9))
     mref = []
@@ -220,7 +226,7 @@ def test_banditron_act_then_learn_equals_simulate(rng):
     u_l, u_f = rng.random(30), rng.random(30)
     order = np.arange(30)
     W1 = np.zeros((4, 6), order="F")
-    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
+    bandit_simulate(RULE_BANDITRON, W1, *kernel_view(X), y, order, 0.2, 0.0, 1.0, *_rates(0.0, 0.0), u_l, u_f,
                     np.empty(30, np.int8), *NO_STATE)
     W2 = np.zeros((4, 6), order="F")
     for i in range(30):
@@ -255,7 +261,7 @@ def test_bpa_kernel_matches_reference(rng, sparse):
     W = np.zeros((K, 6), order="F")
     m = np.empty(100, np.int8)
     bandit_simulate(RULE_BPA, W, *kernel_view(check_X(sp.csr_matrix(X)) if sparse else X), y, order, gamma, 0.0, 1.0,
-                    0.1, 0.2, u_l, u_f, m, *NO_STATE)
+                    *_rates(0.1, 0.2), u_l, u_f, m, *NO_STATE)
     Wref = np.zeros((K, 6))
     for t, i in enumerate(order):
         Wref, yhat, _, _ = ref.bpa_step(Wref, X[i], y[i], gamma, u_l[t], u_f[t], 0.1, 0.2)
@@ -280,7 +286,7 @@ def test_soba_kernel_matches_explicit_matrices(rng, diagonal, sparse):
     m = np.empty(120, np.int8)
     rule = RULE_SOBA_DIAG if diagonal else RULE_SOBA_FULL
     bandit_simulate(rule, W, *kernel_view(check_X(sp.csr_matrix(X)) if sparse else X), y, order, gamma, 0.0, 1.0,
-                    0.1, 0.1, u_l, u_f, m, theta, A, cum, *NO_STATE[3:])
+                    *_rates(0.1, 0.1), u_l, u_f, m, theta, A, cum, *NO_STATE[3:])
     Aref = np.full(K * d, a) if diagonal else a * np.eye(K * d)
     th_ref, cum_ref = np.zeros((K, d)), 0.0
     for t, i in enumerate(order):

@@ -45,6 +45,7 @@ def _kernel_Z(A, top, m, K, gamma):
 
 
 NO_RATES = np.zeros(0)  # the learner's per-label rates: none (one pair, h0 and h1)
+NO_FLIPS = np.zeros(1)  # flip rates of the compiled loops (float64 arrays, `feedback.kernel_feedback`): none
 
 
 def _learn_one(W, x, A, f, Z, m, h=(0.0, 1.0)):
@@ -252,8 +253,8 @@ def test_mcdbf_simulate_matches_reference(rng, sparse, m, rho):
     W = np.zeros((K, X.shape[1]), order="F")
     mistakes, miss = np.empty(T, np.int8), np.empty(T)
     Xk = check_X(sp.csr_matrix(X)) if sparse else X
-    mcdbf_simulate(W, *kernel_view(Xk), y, order, m, gamma, tau1, tau2, h[0], h[1], rho0, rho1, u_l, u_f,
-                   mistakes, miss, NO_RATES, NO_RATES)
+    mcdbf_simulate(W, *kernel_view(Xk), y, order, m, gamma, tau1, tau2, h[0], h[1], np.array([rho0]), np.array([rho1]),
+                   u_l, u_f, mistakes, miss, NO_RATES, NO_RATES)
     Wref = np.zeros_like(W)
     for t, i in enumerate(order):
         Wref, yhat, A, Z, ft, sm = ref.mcdbf_step(Wref, X[i], y[i], m, gamma, u_l[t * m:(t + 1) * m], u_f[t],
@@ -295,7 +296,7 @@ def test_mcdbf_act_then_learn_equals_simulate(rng, m):
     u_l, u_f = rng.random(n * m), rng.random(n)
     tau1, tau2 = nf.MCDBF(K, m)._taus()
     W1 = np.zeros((K, X.shape[1]), order="F")
-    mcdbf_simulate(W1, *kernel_view(X), y, np.arange(n), m, 0.2, tau1, tau2, 0.0, 1.0, 0.0, 0.0, u_l, u_f,
+    mcdbf_simulate(W1, *kernel_view(X), y, np.arange(n), m, 0.2, tau1, tau2, 0.0, 1.0, NO_FLIPS, NO_FLIPS, u_l, u_f,
                    np.empty(n, np.int8), np.empty(n), NO_RATES, NO_RATES)
     W2 = np.zeros_like(W1)
     for i in range(n):
