@@ -168,7 +168,7 @@ def test_the_core_and_its_command_line_run_without_the_lab_and_service_extras():
     install instead of failing with a traceback."""
     proc = subprocess.run([sys.executable, "-c", _BLOCKED], capture_output=True, text=True, timeout=600,
                           env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
-                               "HOME": "/tmp", "NUMBA_CACHE_DIR": "/tmp/numba-cache"})
+                               "HOME": "/tmp"})  # numba's cache beside the kernels, as the other tests have it
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "core ok []" in proc.stdout
 
