@@ -59,14 +59,17 @@ def test_reproduce_all_killed_with_sigkill_then_rerun_resumes_and_gives_the_same
     assert sum(ln.startswith("| [") and "claims hold" in ln for ln in lines) == len(plans)
 
 
-def test_stored_numbers_are_compared_with_numpys_avx2_kernels():
-    """conftest.py pins NumPy's SIMD kernels to AVX2 on x86-64 (AVX-512 ones round differently in the last
-    bits, which moved a stored flip-rate estimate); the pin must hold in the test processes."""
+def test_stored_numbers_are_compared_with_numpys_and_openblas_avx2_kernels():
+    """conftest.py pins NumPy's SIMD kernels and OpenBLAS's to AVX2 on x86-64 (AVX-512 ones round differently
+    in the last bits, which moved a stored flip-rate estimate); the pin must hold in the test processes."""
     import platform
 
     import numpy._core._multiarray_umath as umath
     import pytest
+    from threadpoolctl import threadpool_info
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("the pin is for x86-64")
     assert not umath.__cpu_features__.get("X86_V4") and not umath.__cpu_features__.get("AVX512_ICL")
+    openblas = [info for info in threadpool_info() if info["internal_api"] == "openblas"]
+    assert openblas and all(info["architecture"] == "Haswell" for info in openblas), openblas
