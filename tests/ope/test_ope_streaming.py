@@ -86,6 +86,55 @@ def test_chunk_size_and_file_split_do_not_change_the_estimate(tmp_path):
                                        [one[e].value, one[e].lower, one[e].upper], rtol=1e-13)
 
 
+def test_compacted_sums_keep_the_exact_sum():
+    """A long list of per-chunk sums is replaced by Shewchuk's partials: fsum of the partials plus what
+    comes later is fsum of everything, bit for bit, for floats of very different magnitudes and for arrays."""
+    import math
+
+    from noisyfeedback.ope.streaming import _compact, _expansion
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        n = int(rng.integers(2, 200))
+        v = (rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, size=n)).tolist()
+        assert math.fsum(_expansion(v[: n // 2]) + v[n // 2:]) == math.fsum(v)
+        assert math.fsum(_compact(v[: n // 2]) + v[n // 2:]) == math.fsum(v)
+    parts = [rng.standard_normal((3, 2)) * 10.0 ** rng.integers(-12, 12) for _ in range(100)]
+    compact = _compact(parts)
+    assert len(compact) < 20 and all(c.shape == (3, 2) for c in compact)
+    flat, cflat = np.stack(parts).reshape(100, 6), np.stack(compact).reshape(len(compact), 6)
+    assert [math.fsum(flat[:, j]) for j in range(6)] == [math.fsum(cflat[:, j]) for j in range(6)]
+    # a non-finite part is kept as it is (fsum's inf or nan)
+    assert _compact([1.0, math.inf, 2.0]) == [1.0, math.inf, 2.0]
+
+
+def test_many_chunks_keep_bounded_sums_and_the_same_estimates(tmp_path, monkeypatch):
+    """500 chunks: the per-chunk sums never hold more than COMPACT_AT parts, and the estimates are those of
+    a run that keeps every chunk's sums (bit for bit)."""
+    import noisyfeedback.ope.streaming as S
+
+    path, _ = _log(tmp_path)
+    seen = []
+    acc, add = S._acc, S.StreamSums.add
+
+    def acc_spy(stats, key, vals):
+        acc(stats, key, vals)
+        seen.append(max(len(v) for v in stats[key].values()))
+
+    def add_spy(self, name, values):
+        add(self, name, values)
+        seen.append(len(self.parts[name]))
+
+    monkeypatch.setattr(S, "_acc", acc_spy)
+    monkeypatch.setattr(S.StreamSums, "add", add_spy)
+    got = evaluate_log(_policy, path, ("ips", "snips", "dr"), chunk_rows=6, seed=1)
+    assert max(seen) == S.COMPACT_AT and len(seen) > 500  # (500 parts a sum without compacting)
+    monkeypatch.setattr(S, "COMPACT_AT", 10**9)
+    kept = evaluate_log(_policy, path, ("ips", "snips", "dr"), chunk_rows=6, seed=1)
+    for e in ("ips", "snips", "dr"):
+        assert (got[e].value, got[e].lower, got[e].upper) == (kept[e].value, kept[e].lower, kept[e].upper)
+
+
 def test_nf_ope_evaluate_takes_a_log_path(tmp_path):
     path, (X, a, r, p) = _log(tmp_path)
     learner = nf.SquareCB(K, seed=0).fit_logged(X, a, r, p)

@@ -69,8 +69,9 @@ class BanditLog:
 __all__ = ["BanditLog", "LogChunk", "LogFormat", "FORMATS", "register_format", "stream_log", "log_format", "log_files",
            "DEFAULT_CHUNK_ROWS", "concat_chunks"]
 
-#: rows a chunk by default (64k rows of 30 float64 features: 15 MB)
-DEFAULT_CHUNK_ROWS = 65536
+#: rows a chunk by default (16k rows of 30 float64 features: 4 MB). `fit_logged` on a 1M-row Parquet log
+#: peaked 38 MB higher with 65,536 rows a chunk, at the same speed (the model does not depend on the chunks)
+DEFAULT_CHUNK_ROWS = 16384
 
 
 @dataclass

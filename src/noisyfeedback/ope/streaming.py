@@ -78,17 +78,62 @@ def stream_folds(seed: int | None, start: int, n: int, part: int = 0) -> np.ndar
 
 
 # ------------------------------------------------------------------- sums
+#: a list of per-chunk sums longer than this is replaced by its exact expansion (`_compact`): memory bounded
+#: whatever the number of chunks, the same final sums
+COMPACT_AT = 64
+
+
+def _expansion(values: list[float]) -> list[float]:
+    """Shewchuk's non-overlapping partials of finite ``values`` (the ``msum`` recipe behind ``math.fsum``):
+    a few floats whose exact sum is the exact sum of ``values``, so ``fsum(partials + more)`` is
+    ``fsum(values + more)``, bit for bit (Shewchuk 1997, "Adaptive precision floating-point arithmetic")."""
+    partials: list[float] = []
+    for x in values:
+        i = 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+    return partials
+
+
+def _compact(parts: list) -> list:
+    """``parts`` (floats, or arrays of one shape) as fewer parts with the same exact (element-wise) sum;
+    unchanged when a part is not finite (``fsum`` gives inf or nan there, which an expansion cannot)."""
+    stack = np.stack([np.asarray(p, dtype=np.float64) for p in parts])
+    if not np.isfinite(stack).all():
+        return parts
+    flat = stack.reshape(stack.shape[0], -1)
+    cols = [_expansion(flat[:, j].tolist()) for j in range(flat.shape[1])]
+    out = np.zeros((max(len(c) for c in cols), flat.shape[1]))  # padded with zeros: the same sums
+    for j, c in enumerate(cols):
+        out[:len(c), j] = c
+    if stack.ndim == 1:
+        return out[:, 0].tolist()
+    return [row.reshape(stack.shape[1:]) for row in out]
+
+
 @dataclass
 class StreamSums:
     """Running sums, mergeable: ``parts[name]`` holds each chunk's sum (added by ``math.fsum`` at the end,
-    so the order of chunks does not matter); ``lo``/``hi`` running minima and maxima."""
+    so the order of chunks does not matter; compacted to their exact expansion past `COMPACT_AT` chunks);
+    ``lo``/``hi`` running minima and maxima."""
 
     parts: dict[str, list[float]] = field(default_factory=dict)
     lo: dict[str, float] = field(default_factory=dict)
     hi: dict[str, float] = field(default_factory=dict)
 
     def add(self, name: str, values: np.ndarray) -> None:
-        self.parts.setdefault(name, []).append(float(np.sum(values)))
+        parts = self.parts.setdefault(name, [])
+        parts.append(float(np.sum(values)))
+        if len(parts) > COMPACT_AT:
+            self.parts[name] = _compact(parts)
 
     def add_range(self, name: str, values: np.ndarray) -> None:
         if values.size:
@@ -97,7 +142,10 @@ class StreamSums:
 
     def merge(self, other: "StreamSums") -> "StreamSums":
         for k, v in other.parts.items():
-            self.parts.setdefault(k, []).extend(v)
+            parts = self.parts.setdefault(k, [])
+            parts.extend(v)
+            if len(parts) > COMPACT_AT:
+                self.parts[k] = _compact(parts)
         for k, v in other.lo.items():
             self.lo[k] = min(self.lo.get(k, math.inf), v)
         for k, v in other.hi.items():
@@ -184,6 +232,8 @@ def _acc(stats: dict, key, vals: dict) -> None:
     else:
         for k, v in vals.items():
             cur[k].append(v)
+            if len(cur[k]) > COMPACT_AT:
+                cur[k] = _compact(cur[k])
 
 
 def _merge_stats(a: dict, b: dict) -> dict:
@@ -191,6 +241,8 @@ def _merge_stats(a: dict, b: dict) -> dict:
         cur = a.setdefault(key, {k: [] for k in vals})
         for k, v in vals.items():
             cur[k].extend(v)
+            if len(cur[k]) > COMPACT_AT:
+                cur[k] = _compact(cur[k])
     return a
 
 
@@ -325,7 +377,7 @@ def _sum_chunk(s, ch, policy, estimators, n_actions, rho0, rho1, want_q, models,
     if n == 0:
         return
     s.add("n", np.array(float(n)))
-    s.parts.setdefault("K", []).append(float(P.shape[1]))
+    s.add_range("K", np.array([float(P.shape[1])]))  # the policy's actions (the same in every chunk)
     t = w * hr
     s.add("ips", t)
     s.add("ips2", t * t)
@@ -446,7 +498,7 @@ def evaluate_log(policy: Any, log: Any, estimators: tuple[str, ...] | str = ("ip
         s = run.map_reduce(_sums_task, units, args, lambda x, y: x.merge(y), StreamSums())
         if "n" not in s.parts:
             raise ValueError("evaluate_log needs at least one logged row; got none.")
-        K = int(s.parts["K"][0])
+        K = int(s.hi["K"])
         if models is not None and K > len(models[0].n):  # the policy knows actions the log never played
             raise ValueError(f"the policy gives {K} actions; the log's actions stop at {len(models[0].n) - 1}: pass "
                              "n_actions.")
