@@ -18,6 +18,10 @@ RSS (``getrusage`` of the child) are the command's own:
 VW is the ``vowpalwabbit`` Python package's library behind its command line (``python -m
 vowpalwabbit``); its parser runs on a second thread.
 
+Before the table, the three commands run once on a log of ``WARM_UP`` examples: on a fresh install that
+run compiles the kernels into numba's cache (printed apart, as the cost of a first run), so that the
+table measures every size with the kernels loaded from the cache.
+
     python benchmarks/vw_logs.py --sizes 100000 1000000 [--sizes ... 10000000] --out benchmarks/results/vw_logs.md
 """
 
@@ -33,6 +37,10 @@ import numpy as np
 
 N_ITEMS = 10
 N_FEATURES = 8
+
+
+#: examples of the warm-up log (`main`)
+WARM_UP = 1_000
 
 
 def write_log(path: str | os.PathLike, n: int, seed: int = 0, block: int = 20_000) -> Path:
@@ -118,6 +126,11 @@ def main(argv: list[str] | None = None) -> str:
     lines = ["| examples | command | ours wall s | VW wall s | ours CPU s | VW CPU s | ours peak RSS MB "
              "| VW peak RSS MB |",
              "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    # JIT warm-up kept out of the table: the three commands once on a small log (on a fresh install they
+    # compile the kernels into numba's cache: reported apart, as what a first run costs)
+    warm = compare(write_log(work / f"log_{WARM_UP}.vw", WARM_UP), work, with_vw=False)
+    print("warm-up (" + f"{WARM_UP:,} examples; a fresh install compiles the kernels here): "
+          + "; ".join(f"{r['task']} {r['wall']:.1f} s, {r['rss']:.0f} MB" for r in warm), flush=True)
     for n in args.sizes:
         path = work / f"log_{n}.vw"
         if not path.exists():
