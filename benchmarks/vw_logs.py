@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> str:
     # JIT warm-up kept out of the table: the three commands once on a small log (on a fresh install they
     # compile the kernels into numba's cache: reported apart, as what a first run costs)
     warm = compare(write_log(work / f"log_{WARM_UP}.vw", WARM_UP), work, with_vw=False)
-    print("warm-up (" + f"{WARM_UP:,} examples; a fresh install compiles the kernels here): "
-          + "; ".join(f"{r['task']} {r['wall']:.1f} s, {r['rss']:.0f} MB" for r in warm), flush=True)
+    warm_note = ("warm-up, untimed above (" + f"{WARM_UP:,} examples; a fresh install compiles the kernels here): "
+                 + "; ".join(f"{r['task']} {r['wall']:.1f} s, {r['rss']:.0f} MB" for r in warm))
+    print(warm_note, flush=True)
     for n in args.sizes:
         path = work / f"log_{n}.vw"
         if not path.exists():
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> str:
             lines.append(f"| {n:,} | {task} | {o['wall']:.1f} | {f(v, 'wall', '{:.1f}')} | {o['cpu']:.1f} | "
                          f"{f(v, 'cpu', '{:.1f}')} | {o['rss']:.0f} | {f(v, 'rss', '{:.0f}')} |")
             print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n\n" + warm_note + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     return text
