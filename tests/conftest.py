@@ -46,6 +46,7 @@ def _command_once(app):
 
 typer.testing._get_command = _command_once
 
+
 def pytest_configure(config):
     # numba's internal IR checks: a kernel that makes them warn is refused (from a cold cache, as in CI)
     config.addinivalue_line("filterwarnings", "error::numba.core.errors.NumbaIRAssumptionWarning")
