@@ -114,7 +114,7 @@ def _compact(parts: list) -> list:
     out = np.zeros((max(len(c) for c in cols), flat.shape[1]))  # padded with zeros: the same sums
     for j, c in enumerate(cols):
         out[:len(c), j] = c
-    if not np.isfinite(out).all():  # a partial past the float range (fsum recovers from that; we keep the parts)
+    if not np.isfinite(out).all():  # a partial past the float range: the parts kept (fsum says what it says of them)
         return parts
     if stack.ndim == 1:
         return out[:, 0].tolist()
