@@ -173,6 +173,61 @@ def test_rank_answers_the_distribution_and_respects_allowed_actions(svc):
     assert seen == {1, 3}
 
 
+def test_concurrent_writes_share_a_commit_and_a_lone_client_never_waits(tmp_path, monkeypatch):
+    """Group commit: the writer waits ``commit_delay`` only when other writes are in flight as it takes a
+    batch, and those join its transaction; a client that waits for each answer is never delayed."""
+    import asyncio
+    import time
+
+    import httpx
+
+    import noisyfeedback.service.writer as writer_module
+
+    cfg = ServiceConfig(db=tmp_path / "g.db", learner="RCNBF", n_classes=K, n_features=D, params={"seed": 0},
+                        synchronous="NORMAL", commit_delay=0.05)
+    app = create_app(cfg)
+    key = {"Authorization": f"Bearer {create_key(cfg.db, 'rank')}"}
+    batches, waits = [], []
+    storage = app.state.engine.storage
+    apply_batch = storage.apply_batch
+
+    def slow_apply(ops):  # a slow commit, so that the next requests' writes are in flight meanwhile
+        batches.append(sum(op[0] == "event" for op in ops))  # (the key's "touch" may come with the first)
+        time.sleep(0.02)
+        return apply_batch(ops)
+
+    monkeypatch.setattr(storage, "apply_batch", slow_apply)
+    real_sleep = time.sleep
+    monkeypatch.setattr(writer_module, "time", type("T", (), {"sleep": staticmethod(
+        lambda s: (waits.append(s), real_sleep(s)))}))
+    body = {"context": [0.5] * D}
+
+    async def main():
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                for _ in range(4):  # one at a time
+                    assert (await c.post("/rank", json=body, headers=key)).status_code == 200
+                lone = (list(batches), list(waits))
+
+                async def later(k):  # arriving 2 ms apart, each in a loop iteration (and a hand-over) of its own
+                    await asyncio.sleep(0.002 * k)
+                    return (await c.post("/rank", json=body, headers=key)).status_code
+
+                statuses = await asyncio.gather(*(later(k) for k in range(8)))
+                return lone, statuses
+
+    (lone_batches, lone_waits), statuses = asyncio.run(main())
+    assert lone_batches == [1, 1, 1, 1] and lone_waits == []
+    assert statuses == [200] * 8
+    together = batches[4:]
+    assert sum(together) == 8 and len(together) < 8 and max(together) > 1  # fewer transactions than writes
+    assert waits and all(w == 0.05 for w in waits)
+    assert counts(app) == (12, 0)
+    for bad in (-0.001, 0.5, "1ms"):
+        with pytest.raises(ValueError, match=r"commit_delay must be in \[0, 0.1\] seconds"):
+            ServiceConfig(db=tmp_path / "h.db", learner="RCNBF", n_classes=K, n_features=D, commit_delay=bad).check()
+
+
 def test_apprentice_mode_returns_the_default_and_reports_agreement(svc):
     client, rank, admin, app = svc
     assert client.post("/mode", json={"mode": "apprentice"}, headers=admin).json() == {"mode": "apprentice"}

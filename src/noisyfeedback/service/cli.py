@@ -162,6 +162,9 @@ def serve(
     db_retry: Annotated[float, typer.Option("--db-retry", help="PostgreSQL: seconds a request waits, retrying "
                                             "with backoff, for a database that cannot be reached (a restart, a "
                                             "failover) before it gets 503.")] = 2.0,
+    commit_delay: Annotated[float, typer.Option("--commit-delay", help="Seconds the log writer waits, when other "
+                                                "requests are in flight, for their writes to join one commit "
+                                                "(group commit; 0: never).")] = 0.001,
 ) -> None:
     """Serve a learner over HTTP: POST /rank, POST /reward, GET /metrics, ... (see the README, Deploy)."""
     from .app import create_app
@@ -178,7 +181,7 @@ def serve(
                             max_header=max_header, snapshot_dir=snapshot_dir, action_features=action_features,
                             bits=bits, interactions=tuple(interaction) if interaction else None,
                             max_actions=max_actions, replica=replica, poll_interval=poll_interval,
-                            db_retry=db_retry)
+                            db_retry=db_retry, commit_delay=commit_delay)
         cfg.check()
         app = create_app(cfg)
     except (ValueError, OSError, sqlite3.Error, ServiceError) as exc:

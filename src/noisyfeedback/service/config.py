@@ -60,6 +60,9 @@ class ServiceConfig:
     #: seconds a request's reads and the log's writes are tried again for, with backoff, while a PostgreSQL
     #: log cannot be reached (a restart, a failover), before the request gets 503
     db_retry: float = 2.0
+    #: seconds the log writer waits, once it has a write and other requests are in flight, for their writes to
+    #: join the same commit (group commit, as PostgreSQL's ``commit_delay`` with ``commit_siblings``; 0: never)
+    commit_delay: float = 0.001
 
     def check(self) -> None:
         """Refuse values no service can run with (one `ConfigError` naming the field)."""
@@ -99,6 +102,9 @@ class ServiceConfig:
         if not (isinstance(self.poll_interval, (int, float)) and 0.001 <= self.poll_interval <= 60):
             raise ConfigError(f"{{}} must be in [0.001, 60] seconds; got {literal(repr(self.poll_interval))}.",
                               "poll_interval")
+        if not (isinstance(self.commit_delay, (int, float)) and 0 <= self.commit_delay <= 0.1):
+            raise ConfigError(f"{{}} must be in [0, 0.1] seconds; got {literal(repr(self.commit_delay))}.",
+                              "commit_delay")
         if not (isinstance(self.db_retry, (int, float)) and 0 <= self.db_retry <= 600):
             raise ConfigError(f"{{}} must be in [0, 600] seconds; got {literal(repr(self.db_retry))}.", "db_retry")
         if not (isinstance(self.busy_timeout, (int, float)) and 0 < self.busy_timeout < 3600):

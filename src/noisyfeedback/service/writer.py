@@ -7,6 +7,11 @@ writer also reads the rewards the other replicas committed (`tail`): after each 
 its own commits and, when idle, every ``poll_interval`` seconds. On PostgreSQL a batch whose connection
 fails before its commit is redone, and so is the read after it, for a bounded time
 (``serve --db-retry``, `.storage_pg.RETRY_BUDGET` by default); then its requests fail with 503 and the engine repairs.
+
+Group commit: when other operations are in flight as the thread takes a batch (concurrent requests), it
+first waits ``commit_delay`` seconds (`.config.ServiceConfig`, 1 ms by default) so that theirs join the same
+transaction, as PostgreSQL's ``commit_delay`` with ``commit_siblings``. A lone client's write never waits;
+under load there are fewer transactions and fsyncs, and fewer hand-overs between the two threads.
 """
 
 from __future__ import annotations
@@ -104,6 +109,10 @@ class LogWriter:
                 return
             batch = list(item)
             stop = False
+            # other operations in flight (``inflight`` is the loop's count, read without a lock: a stale value
+            # only moves one wait): let their writes join this commit
+            if batch and eng.cfg.commit_delay and self.inflight > len(batch):
+                time.sleep(eng.cfg.commit_delay)
             while len(batch) < MAX_BATCH:
                 try:
                     nxt = q.get_nowait()
