@@ -228,6 +228,38 @@ def test_concurrent_writes_share_a_commit_and_a_lone_client_never_waits(tmp_path
             ServiceConfig(db=tmp_path / "h.db", learner="RCNBF", n_classes=K, n_features=D, commit_delay=bad).check()
 
 
+@pytest.mark.parametrize("telemetry", [False, True])
+def test_hot_routes_skip_the_apps_middleware_unless_telemetry_traces_them(tmp_path, monkeypatch, telemetry):
+    """/rank and /reward are answered by the request limits' direct routes, past Starlette's and FastAPI's own
+    middleware; the other routes go through the whole app, and so does every request while FastAPI's
+    telemetry is on (so that it traces them). Answers and metrics are the same either way."""
+    import noisyfeedback.service.app as app_module
+
+    if telemetry:  # as with providers configured when the app is built
+        monkeypatch.setattr(app_module, "_telemetry", lambda: None)
+    cfg = ServiceConfig(db=tmp_path / "t.db", learner="RCNBF", n_classes=K, n_features=D, params={"seed": 0},
+                        synchronous="NORMAL")
+    app = create_app(cfg)
+    through = []
+    real = app.limits.app  # (the app's own stack: what the limits hand on)
+
+    async def spy(scope, receive, send):
+        through.append(scope["path"])
+        await real(scope, receive, send)
+
+    monkeypatch.setattr(app.limits, "app", spy)
+    key = {"Authorization": f"Bearer {create_key(cfg.db, 'rank')}"}
+    with TestClient(app) as client:
+        ranked = client.post("/rank", json={"context": [0.5] * D}, headers=key)
+        rewarded = client.post("/reward", json={"event_id": ranked.json()["event_id"], "reward": 1}, headers=key)
+        bad = client.post("/rank", json={"context": [0.5]}, headers=key)
+        health = client.get("/health")
+        metrics = client.get("/metrics", headers=key).text
+    assert (ranked.status_code, rewarded.status_code, bad.status_code, health.status_code) == (200, 200, 422, 200)
+    assert through == (["/rank", "/reward", "/rank", "/health", "/metrics"] if telemetry else ["/health", "/metrics"])
+    assert 'route="/rank",status="200"} 1' in metrics and 'route="/rank",status="422"} 1' in metrics
+
+
 def test_apprentice_mode_returns_the_default_and_reports_agreement(svc):
     client, rank, admin, app = svc
     assert client.post("/mode", json={"mode": "apprentice"}, headers=admin).json() == {"mode": "apprentice"}

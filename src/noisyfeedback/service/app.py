@@ -116,8 +116,8 @@ class Limits:
     """Pure ASGI middleware: the request limits, checked before FastAPI parses anything, and the request
     metrics (labelled by the route's template, or ``unmatched``: never the raw path)."""
 
-    def __init__(self, app, cfg: ServiceConfig, metrics: Metrics):
-        self.app, self.metrics = app, metrics
+    def __init__(self, app, cfg: ServiceConfig, metrics: Metrics, direct_routes: bool = True):
+        self.app, self.metrics, self.direct_routes = app, metrics, direct_routes
         self.templates: set[str] = set()  # the templates routed so far (all without path parameters)
         self.max_body, self.max_header, self.max_depth = cfg.max_body, cfg.max_header, cfg.max_depth
         self.max_actions = cfg.max_actions
@@ -215,9 +215,9 @@ class Limits:
             return await receive()
 
         direct = self.direct
-        if direct is None:
+        if direct is None and self.direct_routes:
             direct = self.direct = DirectRoutes(scope["app"])
-        route = direct.match(scope)
+        route = direct.match(scope) if direct is not None else None
         if route is not None:  # the body read here is the request's (as if its handler had read it)
             done[0] = True
             return await direct.serve(route, scope, replay, send, data)
@@ -338,6 +338,23 @@ def _telemetry() -> dict | None:
     return None if probe.enabled() else {"tracing": False, "metrics": False, "logs": False}
 
 
+class ServiceApp(FastAPI):
+    """The service's app. Its HTTP requests meet `Limits` first, and the hot routes are answered there
+    (`DirectRoutes`), past the layers Starlette and FastAPI wrap each request in (their error, body-limit and
+    telemetry middleware); `Limits` hands every other request to the whole app (`through`)."""
+
+    limits: Limits | None = None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and self.limits is not None:
+            scope["app"] = self
+            return await self.limits(scope, receive, send)
+        await super().__call__(scope, receive, send)
+
+    async def through(self, scope, receive, send) -> None:
+        await super().__call__(scope, receive, send)
+
+
 def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
     """The ASGI app of a service (opens or creates its database and rebuilds the model)."""
     if engine is None:
@@ -353,8 +370,9 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
         finally:
             engine.stop()
 
-    app = FastAPI(title="noisyfeedback decision service", version="1", lifespan=lifespan, description=__doc__,
-                  telemetry=_telemetry())
+    telemetry = _telemetry()
+    app = ServiceApp(title="noisyfeedback decision service", version="1", lifespan=lifespan, description=__doc__,
+                     telemetry=telemetry)
     app.state.engine = engine
     app.state.metrics = Metrics()
     # the hot routes on the app's own router, matched first: an included router re-resolves its routes
@@ -371,5 +389,6 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
             app.include_router(router, include_in_schema=documented)
     app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
-    app.add_middleware(Limits, cfg=cfg, metrics=app.state.metrics)
+    # with FastAPI's telemetry on (no settings given: providers configured), every request is traced by the app
+    app.limits = Limits(app.through, cfg=cfg, metrics=app.state.metrics, direct_routes=telemetry is not None)
     return app
