@@ -121,6 +121,11 @@ def _compact(parts: list) -> list:
     return [row.reshape(stack.shape[1:]) for row in out]
 
 
+def _bounded(parts: list) -> list:
+    """``parts``, compacted (`_compact`) once longer than `COMPACT_AT`."""
+    return _compact(parts) if len(parts) > COMPACT_AT else parts
+
+
 @dataclass
 class StreamSums:
     """Running sums, mergeable: ``parts[name]`` holds each chunk's sum (added by ``math.fsum`` at the end,
@@ -134,8 +139,7 @@ class StreamSums:
     def add(self, name: str, values: np.ndarray) -> None:
         parts = self.parts.setdefault(name, [])
         parts.append(float(np.sum(values)))
-        if len(parts) > COMPACT_AT:
-            self.parts[name] = _compact(parts)
+        self.parts[name] = _bounded(parts)
 
     def add_range(self, name: str, values: np.ndarray) -> None:
         if values.size:
@@ -146,8 +150,7 @@ class StreamSums:
         for k, v in other.parts.items():
             parts = self.parts.setdefault(k, [])
             parts.extend(v)
-            if len(parts) > COMPACT_AT:
-                self.parts[k] = _compact(parts)
+            self.parts[k] = _bounded(parts)
         for k, v in other.lo.items():
             self.lo[k] = min(self.lo.get(k, math.inf), v)
         for k, v in other.hi.items():
@@ -234,8 +237,7 @@ def _acc(stats: dict, key, vals: dict) -> None:
     else:
         for k, v in vals.items():
             cur[k].append(v)
-            if len(cur[k]) > COMPACT_AT:
-                cur[k] = _compact(cur[k])
+            cur[k] = _bounded(cur[k])
 
 
 def _merge_stats(a: dict, b: dict) -> dict:
@@ -243,8 +245,7 @@ def _merge_stats(a: dict, b: dict) -> dict:
         cur = a.setdefault(key, {k: [] for k in vals})
         for k, v in vals.items():
             cur[k].extend(v)
-            if len(cur[k]) > COMPACT_AT:
-                cur[k] = _compact(cur[k])
+            cur[k] = _bounded(cur[k])
     return a
 
 

@@ -116,12 +116,12 @@ class Limits:
     """Pure ASGI middleware: the request limits, checked before FastAPI parses anything, and the request
     metrics (labelled by the route's template, or ``unmatched``: never the raw path)."""
 
-    def __init__(self, app, cfg: ServiceConfig, metrics: Metrics, direct_routes: bool = True):
-        self.app, self.metrics, self.direct_routes = app, metrics, direct_routes
+    def __init__(self, app, cfg: ServiceConfig, metrics: Metrics, direct: DirectRoutes | None = None):
+        self.app, self.metrics = app, metrics
         self.templates: set[str] = set()  # the templates routed so far (all without path parameters)
         self.max_body, self.max_header, self.max_depth = cfg.max_body, cfg.max_header, cfg.max_depth
         self.max_actions = cfg.max_actions
-        self.direct: DirectRoutes | None = None  # the app's hot routes, served past the router (first request)
+        self.direct = direct  # the app's hot routes, served past the router (None: every request to ``app``)
 
     async def _refuse(self, send, status: int, message: str, field: str | None, path: str = "") -> None:
         if path.startswith(PERSONALIZER_PATHS):
@@ -215,8 +215,6 @@ class Limits:
             return await receive()
 
         direct = self.direct
-        if direct is None and self.direct_routes:
-            direct = self.direct = DirectRoutes(scope["app"])
         route = direct.match(scope) if direct is not None else None
         if route is not None:  # the body read here is the request's (as if its handler had read it)
             done[0] = True
@@ -390,5 +388,6 @@ def create_app(cfg: ServiceConfig, engine: Engine | None = None) -> FastAPI:
     app.openapi = _openapi_for(app, engine)
     _add_error_handlers(app)
     # with FastAPI's telemetry on (no settings given: providers configured), every request is traced by the app
-    app.limits = Limits(app.through, cfg=cfg, metrics=app.state.metrics, direct_routes=telemetry is not None)
+    app.limits = Limits(app.through, cfg=cfg, metrics=app.state.metrics,
+                        direct=DirectRoutes(app) if telemetry is not None else None)
     return app
