@@ -1,5 +1,6 @@
 """The catalogue learner's defaults on stream families of our own making (``stream_families.py``), clean and with
-flips: per family, the regret of ``CatalogueSquareCB()`` (defaults) against the best fixed ``gamma_scale`` in
+flips: per family, the regret of ``CatalogueSquareCB()`` (defaults: greedy first with the ridge oracle; the
+rounds at which it switched, per seed) against the best fixed ``gamma_scale`` in
 hindsight (a geometric grid 10 … 30,000, every point run on the reported seeds, the best mean taken: an
 oracle choice no user can make) and against Vowpal Wabbit's ``--cb_explore_adf --squarecb -q sa`` with the
 best of a small grid (learning rate × ``--gamma_scale``, chosen on a separate tuning seed, then run on the
@@ -41,7 +42,7 @@ import noisyfeedback as nf  # noqa: E402
 #: the fixed gamma_scale grid of the best-in-hindsight comparison
 GAMMA_GRID = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
 #: VW's grid: learning rate × --gamma_scale (VW's defaults: -l 0.5, --gamma_scale 10)
-VW_GRID = tuple((lr, g) for lr in (0.5, 2.0) for g in (10.0, 100.0, 1000.0))
+VW_GRID = tuple((lr, g) for lr in (0.5, 2.0) for g in (10.0, 100.0, 1000.0, 10000.0))
 #: flips (ρ0, ρ1): clean and flipped
 FLIPS = ((0.0, 0.0), (0.1, 0.25))
 #: the seed VW's grid is searched on (never a reported seed)
@@ -56,8 +57,12 @@ def theory_gamma_scale(family, n: int) -> float:
     return float(np.sqrt(family.candidates / (D * np.log(n))))
 
 
-def _ours(stream, n: int, flips, seed: int, **params) -> float:
-    return regret(nf.CatalogueSquareCB(seed=seed, **params), stream, n, flips, seed)
+def _ours(stream, n: int, flips, seed: int, switches: list | None = None, **params) -> float:
+    learner = nf.CatalogueSquareCB(seed=seed, **params)
+    out = regret(learner, stream, n, flips, seed)
+    if switches is not None:  # greedy first: the rounds learned at the switch (-1: none)
+        switches.append(int(learner.exploration_[0]))
+    return out
 
 
 def family_row(family, n: int, flips, seeds: int, grid, vw_grid, params: dict, workdir: Path,
@@ -66,11 +71,12 @@ def family_row(family, n: int, flips, seeds: int, grid, vw_grid, params: dict, w
     streams = [family_stream(family, n, s) for s in range(seeds)]
     if params.get("gamma_scale") == "theory":
         params = {**params, "gamma_scale": theory_gamma_scale(family, n)}
-    out = {"default": [_ours(st, n, flips, s, **params) for s, st in enumerate(streams)]}
+    switches: list = []
+    out = {"default": [_ours(st, n, flips, s, switches, **params) for s, st in enumerate(streams)]}
     for g in grid:
         out[g] = [_ours(st, n, flips, s, gamma_scale=g) for s, st in enumerate(streams)]
     row = {"family": family.name, "flips": flips, "rounds": n, "default": mean_se(out["default"]),
-           "params": params, "grid": {g: float(np.mean(out[g])) for g in grid}}
+           "params": params, "grid": {g: float(np.mean(out[g])) for g in grid}, "switches": switches}
     if grid:
         best_g = min(grid, key=lambda g: np.mean(out[g]))
         row.update(best_gamma=best_g, best=mean_se(out[best_g]))
@@ -84,8 +90,8 @@ def family_row(family, n: int, flips, seeds: int, grid, vw_grid, params: dict, w
 
 
 def table(rows: list[dict]) -> str:
-    lines = [("| family | flips | rounds | CatalogueSquareCB() | best fixed γ_scale (hindsight) | default / best "
-              "| VW squarecb, best of grid | default / VW |"), "|---|---|---|---|---|---|---|---|"]
+    lines = [("| family | flips | rounds | CatalogueSquareCB() | switch (rounds) | best fixed γ_scale (hindsight) "
+              "| default / best | VW squarecb, best of grid | default / VW |"), "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         vw = (f"{r['vw'][0]:.5f} ± {r['vw'][1]:.5f} (`-l {r['vw_cfg'][0]:g} --gamma_scale {r['vw_cfg'][1]:g}`)"
               if "vw" in r else "not run")
@@ -93,7 +99,8 @@ def table(rows: list[dict]) -> str:
         best = (f"{r['best'][0]:.5f} ± {r['best'][1]:.5f} (γ_scale {r['best_gamma']:g}) "
                 f"| {r['default'][0] / r['best'][0]:.2f}") if "best" in r else "not run | –"
         ours = f"{r['default'][0]:.5f} ± {r['default'][1]:.5f}"
-        lines.append(f"| {r['family']} | {r['flips']} | {r['rounds']:,} | {ours} | {best} | {vw} | {ratio_vw} |")
+        sw = ", ".join("none" if w < 0 else f"{w:,}" for w in r["switches"])
+        lines.append(f"| {r['family']} | {r['flips']} | {r['rounds']:,} | {ours} | {sw} | {best} | {vw} | {ratio_vw} |")
     return "\n".join(lines) + "\n"
 
 

@@ -36,6 +36,10 @@ SEEDS = (100, 101, 102)
 GAMMAS = (10.0, 30.0, 100.0, 300.0, 1000.0)
 CONFIGS = ([{"oracle": "adagrad", "gamma_scale": g, "learning_rate": lr} for g in GAMMAS for lr in (0.02, 0.05, 0.2)]
            + [{"oracle": "ridge", "gamma_scale": g, "lam": lam} for g in GAMMAS for lam in (1.0,)])
+#: ``--greedy-first``: the ridge oracle's greedy first (``gamma_scale="adaptive"``, high 10,000) against fixed
+#: γ_scale up to 10,000 (the high value's grid point and the families' best region)
+GREEDY_FIRST = ([{"oracle": "ridge", "gamma_scale": "adaptive"}]
+                + [{"oracle": "ridge", "gamma_scale": g} for g in GAMMAS + (3000.0, 10000.0)])
 
 
 def settings(data_dir):
@@ -71,14 +75,16 @@ def main(argv=None) -> None:
     ap.add_argument("--only", action="append", help="settings whose name starts with this (churn, letter, digits, "
                                                      "mnist-test)")
     ap.add_argument("--oracle", action="append", help="only these oracles of the grid (adagrad, ridge)")
+    ap.add_argument("--greedy-first", action="store_true", help="greedy first against fixed γ_scale (ridge)")
     args = ap.parse_args(argv)
+    configs = GREEDY_FIRST if args.greedy_first else CONFIGS
     with open(args.out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["setting", "oracle", "gamma_scale", "learning_rate", "lam", "mean", "per_seed", "cpu_s"])
         for name, runs in settings(args.data_dir):
             if args.only and not any(name.startswith(o) for o in args.only):
                 continue
-            for cfg in CONFIGS:
+            for cfg in configs:
                 if args.oracle and cfg["oracle"] not in args.oracle:
                     continue
                 t0 = time.process_time()

@@ -85,3 +85,11 @@ def adagrad_step(theta, G, phi, e, lr):
 def ridge_solution(Phi: np.ndarray, f: np.ndarray, lam: float) -> np.ndarray:
     D = Phi.shape[1]
     return np.linalg.solve(lam * np.eye(D) + Phi.T @ Phi, Phi.T @ f)
+
+
+def greedy_first_ratio(P: np.ndarray, Phi: np.ndarray, theta: np.ndarray) -> float:
+    """Greedy first's sample for one round (rows of Phi: its candidates' φ): the mean leverage φ_rᵀPφ_r of the
+    candidates other than the greedy one (first maximum of θ·φ) over the greedy one's."""
+    h = np.einsum("ij,jk,ik->i", Phi, P, Phi)
+    g = int(np.argmax(Phi @ theta))
+    return float(np.delete(h, g).mean() / h[g])

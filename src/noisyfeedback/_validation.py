@@ -26,6 +26,7 @@ __all__ = [
     "Integer",
     "Options",
     "OneOf",
+    "Pair",
     "AnySeed",
     "check_param",
     "check_X",
@@ -133,6 +134,20 @@ class OneOf:
 
     def describe(self) -> str:
         return " or ".join(c.describe() for c in self.constraints)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A tuple or list of two values, each accepted by ``item``, the first >= the second: (high, low)."""
+
+    item: Any
+
+    def accepts(self, value: Any) -> bool:
+        return (isinstance(value, (tuple, list)) and len(value) == 2 and all(self.item.accepts(v) for v in value)
+                and float(value[0]) >= float(value[1]))
+
+    def describe(self) -> str:
+        return f"a pair (high, low), each {self.item.describe()}, high >= low"
 
 
 @dataclass(frozen=True)

@@ -226,8 +226,8 @@ def test_policy_and_slots_match_reference(cls, k):
     L.n_updates_[0] = 17
     v = L.decision_function(r)
     if cls is CatalogueSquareCB:
-        assert L.gamma_scale == "auto" and L.oracle_ == "ridge"  # D = 5·4 + 4 + 5 + 1 = 30 weights
-        gamma = 30.0 * np.sqrt(18.0)  # γ_scale="auto" with the ridge oracle
+        assert L.gamma_scale == "adaptive" and L.oracle_ == "ridge"  # D = 5·4 + 4 + 5 + 1 = 30 weights
+        gamma = 10_000.0 * np.sqrt(18.0)  # greedy first with the ridge oracle, before any switch
         dist = lambda s: ref.igw(s, gamma)  # noqa: E731
     else:
         dist = lambda s: ref.epsilon_greedy(s, L.epsilon)  # noqa: E731
@@ -275,8 +275,9 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
 
 
 def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuffled):
-    """Both with oracle="auto" (the default): on digits (d = 64; one-hot, D = 715 weights) both resolve to
-    the ridge oracle, and make the same mistakes with the same weights as SquareCB over 10,000 rounds. The
+    """Both with oracle="auto" (the default) and a fixed γ_scale (the catalogue's "auto" one): on digits (d = 64;
+    one-hot, D = 715 weights) both resolve to the ridge oracle, and make the same mistakes with the same
+    weights as SquareCB over 10,000 rounds. The
     catalogue ridge sums φᵀPφ over the whole φ (the index one starts from the intercept's row), so the
     weights agree to rounding, not bit for bit."""
     X, y = digits_shuffled
@@ -284,7 +285,7 @@ def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuff
     ch = nf.feedback.NoisyBandit(0.2, 0.3)
     idx = nf.SquareCB(10, gamma_scale=30.0, seed=5)  # the catalogue's "auto" γ_scale with the ridge oracle
     ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
-    cat = CatalogueSquareCB(linear="item", seed=5)
+    cat = CatalogueSquareCB(linear="item", gamma_scale="auto", seed=5)
     tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
     assert idx.oracle == cat.oracle == "auto" and idx.oracle_ == cat.oracle_ == "ridge"
     assert cat.gamma_scale_in_use() == 30.0
@@ -334,7 +335,10 @@ def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
     W = CatalogueSquareCB(seed=0)
     nf.simulate(W, wide, None, None, n_rounds=20, seed=0)
     assert W.oracle_ == "adagrad" and W.ridge_inverse_.shape == (0, 0)
-    # gamma_scale="auto" follows the oracle: 30 with ridge, 10 (the index SquareCB's) with AdaGrad
+    # gamma_scale="auto" follows the oracle: 30 with ridge, 10 (the index SquareCB's) with AdaGrad; the default
+    # "adaptive" is greedy first with ridge (10,000 before a switch) and AdaGrad's 10 with it
+    assert L.gamma_scale_in_use() == 10_000.0 and W.gamma_scale_in_use() == 10.0
+    L.gamma_scale = W.gamma_scale = "auto"
     assert L.gamma_scale_in_use() == 30.0 and W.gamma_scale_in_use() == 10.0
     assert CatalogueSquareCB(gamma_scale=7.0).gamma_scale_in_use() == 7.0
     adagrad_10 = CatalogueSquareCB(oracle="adagrad", gamma_scale=10.0, seed=0)

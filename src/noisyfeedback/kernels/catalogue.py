@@ -39,11 +39,21 @@ candidate (φ = x̂_j ẑ_a, ẑ_a, x̂_j or 1, times c_s) takes, as in ``kernel
 **Policy** over the n candidates of a round (v their scores; ties: first candidate), as the index
 learners: IGW p_r = 1/(n + γ_t(v_best − v_r)) for r ≠ best, best the rest (γ_t = γ·(t+1)^γ_exp, t the
 updates so far); ε-greedy p_r = (1−ε)·1[r = best] + ε/n. Drawn by the inverse CDF with one uniform
-(the last candidate on a rounding shortfall). **Slots**: slot 1 from that distribution over all n
-candidates, slot s over the n − s + 1 not yet placed (sequential sampling without replacement, as VW's
-CCB); the logged probability of slot s is its conditional probability given the slots before it.
-A round with fewer candidates than slots fills the first n slots (the others −1). One uniform per
-slot, always drawn.
+(the last candidate on a rounding shortfall). Slots: below.
+
+**Greedy first** (IGW with the ridge oracle, ``adapt``): γ = γ_high until the candidates the model would not
+choose are much less known than the one it would, then γ_low for good (Bastani, Bayati & Khosravi 2021's
+Greedy-First, with IGW in place of greedy and OLS-bandit). Every ``CHECK_EVERY``-th round, before its
+update, the leverages h_r = φ_rᵀPφ_r of the round's candidates give the ratio (mean_{r≠g} h_r) / h_g, g the
+greedy candidate; at the end of every ``CHECK_WINDOW`` rounds, if the window's mean ratio exceeds
+``CHECK_RATIO``, the switch is made (``state[0]`` = the rounds learned then; −1 before). Where the candidates
+share features, the rounds the model plays inform it about the others and the ratio stays near 1; where
+they do not (one-hot candidates), the ones it does not play stay unknown and the ratio grows.
+
+**Slots**: slot 1 from that distribution over all n candidates, slot s over the n − s + 1 not yet placed
+(sequential sampling without replacement, as VW's CCB); the logged probability of slot s is its conditional
+probability given the slots before it. A round with fewer candidates than slots fills the first n slots (the
+others −1). One uniform per slot, always drawn.
 """
 
 import numpy as np
@@ -63,6 +73,10 @@ LIN_ITEM = 2
 LIN_BIAS = 4
 CONSTANT_HASH = 11650396
 FNV_PRIME = 16777619
+#: greedy first: a sampled round every CHECK_EVERY, a decision every CHECK_WINDOW rounds, the ratio's limit
+CHECK_EVERY = 25
+CHECK_WINDOW = 1000
+CHECK_RATIO = 3.0
 
 
 @njit(cache=True, inline="always")
@@ -317,6 +331,48 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
             continue
         for j in range(D):
             P[i, j] -= (ui * u[j]) / s
+
+
+@njit(cache=True)
+def leverage(P, kidx, kval, n):
+    """φᵀPφ for φ given as (index, value) pairs kidx/kval[:n]."""
+    h = 0.0
+    for i in range(n):
+        ki = kidx[i]
+        acc = 0.0
+        for j in range(n):
+            acc += P[ki, kidx[j]] * kval[j]
+        h += kval[i] * acc
+    return h
+
+
+@njit(cache=True)
+def check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns,
+                a_indptr, a_inv, base, n, g, kidx, kval, state):
+    """Greedy first's sample (module doc): state[1] += (mean_{r≠g} h_r) / h_g, state[2] += 1."""
+    hg = 0.0
+    rest = 0.0
+    for r in range(n):
+        row = base + r
+        m = features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns,
+                        a_indptr[row], a_indptr[row + 1], a_inv[row], 1.0, kidx, kval)
+        h = leverage(P, kidx, kval, m)
+        if r == g:
+            hg = h
+        else:
+            rest += h
+    if hg > 0.0:
+        state[1] += rest / (n - 1) / hg
+        state[2] += 1.0
+
+
+@njit(cache=True, inline="always")
+def close_window(state, t):
+    """At the end of a window: switch (state[0] = t) if its mean ratio exceeds CHECK_RATIO; a new window."""
+    if state[2] > 0.0 and state[1] > CHECK_RATIO * state[2]:
+        state[0] = t
+    state[1] = 0.0
+    state[2] = 0.0
 
 
 @njit(cache=True, inline="always")
@@ -648,8 +704,10 @@ def _cat_learn_body(mode, args):
     (n, k) (float64: 0/1 clicks or real-valued rewards, fitted as they are); slot by slot, each slot's
     score computed after the previous slot's step. t[0] counts rounds."""
     (oracle, lin, theta, G, P, t, exam_given, exam_num, exam_den, d_c, d_a, mask, Q, c_indptr, c_idx, c_val,
-     c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, chosen, feedback, lr) = args
+     c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, chosen, feedback, lr, adapt, state) = args
     k = chosen.shape[1]
+    v = np.empty(max(max_candidates(offsets), 1))
+    wb = np.empty(max_row(a_indptr))
     nbuf = max_row(c_indptr) * max(max_row(a_indptr), 1) + max_row(a_indptr) + max_row(c_indptr) + 1
     kidx = np.empty(nbuf, np.int64)
     kval = np.empty(nbuf)
@@ -662,18 +720,32 @@ def _cat_learn_body(mode, args):
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
         inv_x = c_inv[i]
+        base = offsets[i]
+        n = offsets[i + 1] - base
+        if adapt and state[0] < 0.0 and t[0] % CHECK_EVERY == 0 and n > 1:
+            s_ctx = context_part(mode, lin, theta, d_c, d_a, mask, q, c_idx, c_val, clo, chi, inv_x, hf)
+            round_scores(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, wb, c_val, c_ns, clo, chi, inv_x,
+                         s_ctx, a_indptr, a_idx, a_val, a_ns, a_inv, base, n, v)
+            g = 0
+            for r in range(1, n):
+                if v[r] > v[g]:
+                    g = r
+            check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
+                        a_ns, a_indptr, a_inv, base, n, g, kidx, kval, state)
         for s in range(k):
             r = chosen[i, s]
             if r < 0:
                 continue
             c = exam_factor(s, exam_given, exam_num, exam_den)
             score = learn_slot(mode, oracle, lin, theta, G, P, ubuf, kidx, kval, d_c, d_a, mask, Q, qall, q, hf, zb,
-                               c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, offsets[i] + r,
+                               c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns, a_indptr, a_inv, base + r,
                                c, feedback[i, s], lr, 0.0, False)
             if k > 1 and exam_given.shape[0] == 0:
                 exam_num[s] += feedback[i, s]
                 exam_den[s] += min(max(score, 0.0), 1.0)
         t[0] += 1
+        if adapt and state[0] < 0.0 and t[0] % CHECK_WINDOW == 0:
+            close_window(state, t[0])
 
 
 @njit(cache=True, inline="always")
@@ -687,7 +759,8 @@ def _cat_simulate_body(mode, args):
     played page's clean expected clicks."""
     (oracle, kind, lin, theta, G, P, t, exam_given, exam_num, exam_den, d_c, d_a, mask, Q, c_indptr, c_idx,
      c_val, c_ns, c_inv, a_indptr, a_idx, a_val, a_ns, a_inv, offsets, rows, rewards, exam_env, k, explore,
-     gamma_exponent, lr, rho0, rho1, u_learner, u_flip, u_click, mistakes, regret, clicks) = args
+     explore_low, adapt, state, gamma_exponent, lr, rho0, rho1, u_learner, u_flip, u_click, mistakes, regret,
+     clicks) = args
     n_max = max(max_candidates(offsets), 1)
     v = np.empty(n_max)
     pi = np.empty(n_max)
@@ -708,7 +781,7 @@ def _cat_simulate_body(mode, args):
     estimate = k > 1 and exam_given.shape[0] == 0
     for s_ in range(rows.shape[0]):
         i = rows[s_]
-        x = explore_at(kind, explore, gamma_exponent, t[0])
+        x = explore_at(kind, explore_low if adapt and state[0] >= 0.0 else explore, gamma_exponent, t[0])
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
         inv_x = c_inv[i]
@@ -718,6 +791,9 @@ def _cat_simulate_body(mode, args):
         round_scores(mode, lin, theta, d_c, d_a, mask, Q, qall, q, hf, zb, wb, c_val, c_ns, clo, chi, inv_x, s_ctx,
                      a_indptr, a_idx, a_val, a_ns, a_inv, base, n, v)
         choose_slots(v, n, k, kind, x, u_learner, s_ * k, placed, pi, chosen, probs, greedy)
+        if adapt and state[0] < 0.0 and t[0] % CHECK_EVERY == 0 and n > 1:
+            check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
+                        a_ns, a_indptr, a_inv, base, n, greedy[0], kidx, kval, state)
         # clean values: the best page (rewards sorted, largest at the most examined slot) vs greedy vs played
         for r in range(n):
             best_r[r] = rewards[base + r]
@@ -753,6 +829,8 @@ def _cat_simulate_body(mode, args):
                 exam_num[j] += ft
                 exam_den[j] += min(max(score, 0.0), 1.0)
         t[0] += 1
+        if adapt and state[0] < 0.0 and t[0] % CHECK_WINDOW == 0:
+            close_window(state, t[0])
 
 
 @njit(cache=True, nogil=True)

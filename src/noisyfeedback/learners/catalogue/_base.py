@@ -163,10 +163,13 @@ class CatalogueOracle(Learner):
         "n_updates_": Array((1,), dtype="int64"),
         "exam_clicks_": Array(("n_slots",)),
         "exam_scores_": Array(("n_slots",)),
+        # greedy first (CatalogueSquareCB): [rounds learned at the switch, or -1; the window's ratio sum, count]
+        "exploration_": Array((3,)),
     }
     #: model files saved before ``oracle_`` existed (an explicit oracle) still load: without it the oracle is
     #: the parameter; a file saved with oracle="auto" always records the oracle it resolved to
-    _optional_state = staticmethod(lambda p: ("oracle_",) if p.get("oracle") != "auto" else ())
+    #: and model files saved before ``exploration_`` existed load without it (no switch made yet)
+    _optional_state = staticmethod(lambda p: ("exploration_",) + (("oracle_",) if p.get("oracle") != "auto" else ()))
 
     # ------------------------------------------------------------ params
     def _check_params(self) -> None:
@@ -197,6 +200,12 @@ class CatalogueOracle(Learner):
 
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
+
+    def _adapt(self) -> tuple[float, float, bool]:
+        """(explore before the switch, explore after it, whether the greedy-first check runs): kernel arguments
+        of learn and simulate. Fixed exploration here."""
+        x = self._explore()[0]
+        return x, x, False
 
     @property
     def draws_per_round(self) -> int:
@@ -232,6 +241,7 @@ class CatalogueOracle(Learner):
             self.n_updates_ = np.zeros(1, np.int64)
             self.exam_clicks_ = np.zeros(int(self.n_slots))
             self.exam_scores_ = np.zeros(int(self.n_slots))
+            self.exploration_ = np.array([-1.0, 0.0, 0.0])
         if not hasattr(self, "rng_"):
             seed = self.seed
             self.rng_ = make_rng(seed if seed is not None else seed_fallback)
@@ -258,6 +268,8 @@ class CatalogueOracle(Learner):
         if self.weights_.shape != (D,) or self.sum_sq_grad_.shape != (D,):
             raise ValueError(f"{type(self).__name__}: weights_ has {self.weights_.shape[0]} entries; "
                              f"context_dim_={self.context_dim_}, item_dim_={self.item_dim_} need {D}.")
+        if not hasattr(self, "exploration_"):  # a model file saved before greedy first
+            self.exploration_ = np.array([-1.0, 0.0, 0.0])
         ridge = self._oracle() == "ridge"
         want = (D, D) if ridge else (0, 0)
         if self.ridge_inverse_.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
@@ -446,9 +458,10 @@ class CatalogueOracle(Learner):
         a, f = self._check_logged(rounds, actions, feedback, propensities)
         mode, lin, d_c, d_a, mask = self._state()
         c, av, Q = self._views(rounds)
+        adapt = self._adapt()[2]
         cat_learn(mode, _ORACLES[self._oracle()], lin, self.weights_, self.sum_sq_grad_, self.ridge_inverse_,
                   self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_, d_c, d_a, mask, Q, *c,
-                  *av, rounds.offsets, a, f, float(self.learning_rate))
+                  *av, rounds.offsets, a, f, float(self.learning_rate), adapt, self.exploration_)
         return self
 
     def fit_logged(self, rounds, actions, rewards, propensities):
@@ -468,10 +481,10 @@ class CatalogueOracle(Learner):
                         u_flip, u_click, mistakes, regret, clicks) -> None:
         mode, lin, d_c, d_a, mask = self._state()
         c, a, Q = self._views(rounds)
-        explore, expo = self._explore()
+        high, low, adapt = self._adapt()
         k = int(self.n_slots)
         cat_simulate(mode, _ORACLES[self._oracle()], self._policy, lin, self.weights_, self.sum_sq_grad_,
                      self.ridge_inverse_, self.n_updates_, self._exam_given(), self.exam_clicks_, self.exam_scores_,
                      d_c, d_a, mask, Q, *c, *a, rounds.offsets, rows, stream.rewards, stream.examination_for(k), k,
-                     explore, expo, float(self.learning_rate), rho0, rho1, u_learner, u_flip, u_click, mistakes,
-                     regret, clicks)
+                     high, low, adapt, self.exploration_, self._explore()[1],
+                     float(self.learning_rate), rho0, rho1, u_learner, u_flip, u_click, mistakes, regret, clicks)

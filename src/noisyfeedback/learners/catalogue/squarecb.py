@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..._validation import Interval, OneOf, Options
-from ...kernels.catalogue import POLICY_IGW
+from ..._validation import Interval, OneOf, Options, Pair
+from ...kernels.catalogue import CHECK_EVERY, CHECK_RATIO, CHECK_WINDOW, POLICY_IGW
 from ._base import CatalogueOracle
 
 #: ``gamma_scale="auto"``: γ_scale by the oracle in use. AdaGrad (and NLMS) take the index SquareCB's 10; the
@@ -12,6 +12,12 @@ from ._base import CatalogueOracle
 #: shrinks. Chosen by benchmarks/tune_catalogue.py on tuning data (benchmarks/RESULTS.md, "How the defaults
 #: of the catalogue learners were chosen").
 AUTO_GAMMA_SCALE = {"adagrad": 10.0, "normalized": 10.0, "ridge": 30.0}
+
+#: ``gamma_scale="adaptive"`` (the default) with the ridge oracle: γ_scale (high, low) of greedy first — nearly
+#: greedy while the candidates the model does not choose stay about as well known as the one it does, the
+#: ridge oracle's "auto" value after the check fails. Chosen on tuning streams (benchmarks/RESULTS.md, "Greedy
+#: first"); with AdaGrad or NLMS, which keep no P, "adaptive" is their "auto" value.
+ADAPTIVE_GAMMA_SCALE = (10_000.0, AUTO_GAMMA_SCALE["ridge"])
 
 
 class CatalogueSquareCB(CatalogueOracle):
@@ -24,17 +30,28 @@ class CatalogueSquareCB(CatalogueOracle):
 
         p(r) = 1 / (n + γ_t·(f_ŷ − f_r))  for r ≠ ŷ,    p(ŷ) = 1 − Σ_{r≠ŷ} p(r).
 
+    **Greedy first** (``gamma_scale="adaptive"`` with the ridge oracle; Bastani, Bayati & Khosravi [2]_, with
+    IGW for both of its phases): γ_scale = 10,000 (nearly greedy) while the rounds played inform the model about
+    the candidates it does not play, then 30 for good. Every 25th round the leverages h_r = φ_rᵀPφ_r (P the
+    ridge inverse) give the ratio (mean_{r≠ŷ} h_r)/h_ŷ; the switch is made at the end of the first window of
+    1,000 rounds whose mean ratio exceeds 3 (``exploration_[0]``: the rounds learned then). Candidates that
+    share features keep the ratio near 1; one-hot candidates (an item known only by its own weights) raise
+    it within the first window or two.
+
     With one-hot candidates (z = e_a, all K every round), ``linear="item"``, dense features and the same
     γ_scale and oracle this is `SquareCB`: the same choices and weights, bit for bit
     with AdaGrad (M = Wᵀ, w_a = b), to rounding with the ridge oracle (tested). ``oracle="auto"`` resolves
-    alike in both on such data (ridge for digits: d = 64, D = 715); the default γ_scale differs (30 here
-    with ridge, 10 there).
+    alike in both on such data (ridge for digits: d = 64, D = 715); the default γ_scale differs (greedy first
+    here with ridge, 10 there).
 
     Parameters
     ----------
-    gamma_scale : float >= 0 or "auto"
-        γ_t = gamma_scale·(t+1)^gamma_exponent. "auto" (default): 30 with the ridge oracle, 10 (the index
-        SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``; see `gamma_scale_in_use`).
+    gamma_scale : "adaptive", "auto", float >= 0 or a pair (high, low)
+        γ_t = γ_scale·(t+1)^gamma_exponent. "adaptive" (default): with the ridge oracle, greedy first
+        (``ADAPTIVE_GAMMA_SCALE``, below); with AdaGrad or NLMS, 10. "auto": a fixed γ_scale by the oracle, 30
+        with ridge, 10 (the index SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``). A pair
+        (high, low), ridge oracle only: greedy first between those values; (g, g) is the fixed γ_scale g, bit
+        for bit. The value in use: `gamma_scale_in_use`.
     gamma_exponent : float in [0, 1]
         (SquareCB's default 0.5: VW's schedule.)
     learning_rate : float > 0
@@ -78,27 +95,31 @@ class CatalogueSquareCB(CatalogueOracle):
     True
     >>> float(learner.action_probabilities(stream.rounds[:1]).sum().round(12))
     1.0
-    >>> learner.oracle_, learner.gamma_scale_in_use()  # 20 × 10 features: D = 231 weights
-    ('ridge', 30.0)
+    >>> learner.oracle_, learner.gamma_scale_in_use()  # 20 × 10 features: D = 231 weights; shared: no switch
+    ('ridge', 10000.0)
 
     References
     ----------
     .. [1] Foster, D. & Rakhlin, A. (2020). Beyond UCB: optimal and efficient contextual bandits with
        regression oracles. ICML.
+    .. [2] Bastani, H., Bayati, M. & Khosravi, K. (2021). Mostly exploration-free algorithms for contextual
+       bandits. Management Science 67(3).
     """
 
     _policy = POLICY_IGW
     _parameter_constraints = {
         **CatalogueOracle._common_constraints,
-        "gamma_scale": OneOf((Interval(0, None, closed="left"), Options(("auto",)))),
+        "gamma_scale": OneOf((Interval(0, None, closed="left"), Options(("adaptive", "auto")),
+                              Pair(Interval(0, None, closed="left")))),
         "gamma_exponent": Interval(0, 1, closed="both"),
     }
     _test_params = {"seed": 0}
 
-    def __init__(self, gamma_scale: float | str = "auto", gamma_exponent: float = 0.5, learning_rate: float = 0.05,
-                 oracle: str = "auto", lam: float = 1.0, features: str = "dense", bits: int = 18,
-                 interactions: tuple | None = None, linear: str = "all", item_norm: str = "none", n_slots: int = 1,
-                 examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0, seed: int | None = None):
+    def __init__(self, gamma_scale: float | str | tuple = "adaptive", gamma_exponent: float = 0.5,
+                 learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0, features: str = "dense",
+                 bits: int = 18, interactions: tuple | None = None, linear: str = "all", item_norm: str = "none",
+                 n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0,
+                 seed: int | None = None):
         self.gamma_scale = gamma_scale
         self.gamma_exponent = gamma_exponent
         self.learning_rate = learning_rate
@@ -116,13 +137,35 @@ class CatalogueSquareCB(CatalogueOracle):
         self.seed = seed
 
     def gamma_scale_in_use(self) -> float:
-        """γ_scale of the policy: the parameter, or for "auto" ``AUTO_GAMMA_SCALE`` of the oracle in use
+        """γ_scale of the policy now: a fixed parameter; for "auto" ``AUTO_GAMMA_SCALE`` of the oracle in use
         (``oracle_`` once fitted; before any round, with oracle="auto", AdaGrad's: the oracle is resolved from
-        the sizes of the features at the first round)."""
-        if self.gamma_scale != "auto":
-            return float(self.gamma_scale)
-        oracle = self._oracle() if hasattr(self, "weights_") else self.oracle
-        return AUTO_GAMMA_SCALE.get(oracle, AUTO_GAMMA_SCALE["adagrad"])
+        the sizes of the features at the first round); for greedy first the high value until the switch, the
+        low one after it."""
+        high, low, adapt = self._adapt()
+        switched = hasattr(self, "exploration_") and self.exploration_[0] >= 0
+        return low if adapt and switched else high
+
+    def _oracle_in_use(self) -> str:
+        return self._oracle() if hasattr(self, "weights_") else self.oracle
+
+    def _adapt(self) -> tuple[float, float, bool]:
+        g = self.gamma_scale
+        if isinstance(g, str):
+            oracle = self._oracle_in_use()
+            if g == "adaptive" and oracle == "ridge":
+                return ADAPTIVE_GAMMA_SCALE[0], ADAPTIVE_GAMMA_SCALE[1], True
+            x = AUTO_GAMMA_SCALE.get(oracle, AUTO_GAMMA_SCALE["adagrad"])
+            return x, x, False
+        if isinstance(g, (tuple, list)):
+            if self._oracle_in_use() != "ridge":
+                raise ValueError(f"The 'gamma_scale' parameter of CatalogueSquareCB as a pair (high, low) needs the "
+                                 f"ridge oracle (greedy first reads its matrix P); the oracle is "
+                                 f"{self._oracle_in_use()!r}. Got {g!r} instead.")
+            return float(g[0]), float(g[1]), True
+        return float(g), float(g), False
 
     def _explore(self) -> tuple[float, float]:
         return self.gamma_scale_in_use(), float(self.gamma_exponent)
+
+
+assert (CHECK_EVERY, CHECK_WINDOW, CHECK_RATIO) == (25, 1000, 3.0)  # as the class docstring says
