@@ -37,9 +37,11 @@ GAMMAS = (10.0, 30.0, 100.0, 300.0, 1000.0)
 CONFIGS = ([{"oracle": "adagrad", "gamma_scale": g, "learning_rate": lr} for g in GAMMAS for lr in (0.02, 0.05, 0.2)]
            + [{"oracle": "ridge", "gamma_scale": g, "lam": lam} for g in GAMMAS for lam in (1.0,)])
 #: ``--greedy-first``: the ridge oracle's greedy first (``gamma_scale="adaptive"``, high 10,000) against fixed
-#: γ_scale up to 10,000 (the high value's grid point and the families' best region)
-GREEDY_FIRST = ([{"oracle": "ridge", "gamma_scale": "adaptive"}]
-                + [{"oracle": "ridge", "gamma_scale": g} for g in GAMMAS + (3000.0, 10000.0)])
+#: γ_scale up to 10,000 (the high value's grid point and the families' best region), with the context as given
+#: (``context_norm="none"``, the ridge oracle's "auto") and at unit norm
+GREEDY_FIRST = ([{"oracle": "ridge", "gamma_scale": "adaptive", "context_norm": cn} for cn in ("none", "unit")]
+                + [{"oracle": "ridge", "gamma_scale": g, "context_norm": cn} for cn in ("none", "unit")
+                   for g in GAMMAS + (3000.0, 10000.0)])
 
 
 def settings(data_dir):
@@ -80,7 +82,8 @@ def main(argv=None) -> None:
     configs = GREEDY_FIRST if args.greedy_first else CONFIGS
     with open(args.out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["setting", "oracle", "gamma_scale", "learning_rate", "lam", "mean", "per_seed", "cpu_s"])
+        w.writerow(["setting", "oracle", "gamma_scale", "learning_rate", "lam", "context_norm", "mean", "per_seed",
+                    "cpu_s"])
         for name, runs in settings(args.data_dir):
             if args.only and not any(name.startswith(o) for o in args.only):
                 continue
@@ -94,7 +97,8 @@ def main(argv=None) -> None:
                                      n_rounds=n, seed=s)
                     vals.append(tr.metrics["regret_rate"])
                 row = [name, cfg["oracle"], cfg["gamma_scale"], cfg.get("learning_rate", ""), cfg.get("lam", ""),
-                       f"{np.mean(vals):.5f}", " ".join(f"{v:.5f}" for v in vals), f"{time.process_time() - t0:.1f}"]
+                       cfg.get("context_norm", "auto"), f"{np.mean(vals):.5f}", " ".join(f"{v:.5f}" for v in vals),
+                       f"{time.process_time() - t0:.1f}"]
                 w.writerow(row)
                 fh.flush()
                 print(*row, file=sys.stderr, flush=True)

@@ -13,10 +13,12 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all", unit_items: bool = False) -> np.ndarray:
+def phi_dense(x: np.ndarray, z: np.ndarray, lin: str = "all", unit_items: bool = False,
+              unit_context: bool = True) -> np.ndarray:
     """[x̂ ⊗ ẑ (row-major), ẑ, x̂, 1] with the linear parts zeroed as ``lin`` says (ẑ = z, the default
-    ``item_norm="none"``; ẑ = z/‖z‖ with ``unit_items``: ``item_norm="unit"``)."""
-    xh, zh = unit(x), (unit(z) if unit_items else z)
+    ``item_norm="none"``; ẑ = z/‖z‖ with ``unit_items``: ``item_norm="unit"``; x̂ = x/‖x‖, or x without
+    ``unit_context``: ``context_norm="none"``)."""
+    xh, zh = (unit(x) if unit_context else x), (unit(z) if unit_items else z)
     parts = [np.outer(xh, zh).ravel(), zh if lin in ("all", "item") else 0 * zh,
              xh if lin == "all" else 0 * xh, np.array([1.0 if lin == "all" else 0.0])]
     return np.concatenate(parts)
@@ -82,9 +84,18 @@ def adagrad_step(theta, G, phi, e, lr):
     return theta, G
 
 
-def ridge_solution(Phi: np.ndarray, f: np.ndarray, lam: float) -> np.ndarray:
+def ridge_solution(Phi: np.ndarray, f: np.ndarray, lam: float, s2: np.ndarray | None = None) -> np.ndarray:
+    """argmin Σ (f − θ·φ)² + lam·Σ_k s2_k·θ_k² (s2 = 1: plain ridge)."""
     D = Phi.shape[1]
-    return np.linalg.solve(lam * np.eye(D) + Phi.T @ Phi, Phi.T @ f)
+    return np.linalg.solve(lam * np.diag(np.ones(D) if s2 is None else s2) + Phi.T @ Phi, Phi.T @ f)
+
+
+def ridge_scales(x: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """The penalty's per-weight scale from a first round (context x as the oracle sees it, candidates Z):
+    ‖x‖²·s_z for the interaction, s_z = mean ‖z‖² for the items, ‖x‖² for the context, 1 for the intercept."""
+    sx, sz = float(x @ x) or 1.0, float(np.mean(np.sum(Z * Z, axis=1))) or 1.0
+    d_c, d_a = x.shape[0], Z.shape[1]
+    return np.concatenate([np.full(d_c * d_a, sx * sz), np.full(d_a, sz), np.full(d_c, sx), [1.0]])
 
 
 def greedy_first_ratio(P: np.ndarray, Phi: np.ndarray, theta: np.ndarray) -> float:

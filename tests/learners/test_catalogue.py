@@ -107,18 +107,21 @@ def _dense(M):
     return M.toarray() if sp.issparse(M) else M
 
 
+@pytest.mark.parametrize("context_norm", ["auto", "unit"])  # auto: none with the ridge oracle
 @pytest.mark.parametrize("item_norm", ["unit", "none"])
 @pytest.mark.parametrize("lin", ["all", "item", "none"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_dense_scores_match_reference(lin, sparse, item_norm):
+def test_dense_scores_match_reference(lin, sparse, item_norm, context_norm):
     rng = np.random.default_rng(1)
     r = _random_rounds(rng, sparse=sparse)
-    L = CatalogueSquareCB(linear=lin, item_norm=item_norm, seed=0)
+    L = CatalogueSquareCB(linear=lin, item_norm=item_norm, context_norm=context_norm, seed=0)
     L._init_state(r)
+    assert L._context_norm() == ("none" if context_norm == "auto" else "unit")
     L.weights_[:] = rng.normal(size=L.weights_.shape)
     got = L.decision_function(r)
     C, Z = _dense(r.context), _dense(r.items)
-    want = np.array([L.weights_ @ ref.phi_dense(C[i], Z[j], lin, unit_items=item_norm == "unit")
+    want = np.array([L.weights_ @ ref.phi_dense(C[i], Z[j], lin, unit_items=item_norm == "unit",
+                                                unit_context=context_norm == "unit")
                      for i in range(r.n_rounds)
                      for j in range(r.offsets[i], r.offsets[i + 1])])
     np.testing.assert_allclose(got, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
@@ -205,15 +208,32 @@ def test_one_step_matches_reference(oracle):
     np.testing.assert_allclose(L.weights_, want, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
 
 
-def test_ridge_is_the_batch_ridge_solution():
+@pytest.mark.parametrize("context_norm", ["none", "unit"])
+def test_ridge_is_the_batch_ridge_solution(context_norm):
+    """The ridge solution with the penalty relative to the first round's scale (the context as given, or at
+    unit norm); scaling the context scales the interaction and context weights and leaves the scores."""
     rng = np.random.default_rng(4)
     r = _random_rounds(rng, n=40, d_c=3, d_a=2)
-    L = CatalogueSquareCB(oracle="ridge", lam=0.7, seed=0)
+    L = CatalogueSquareCB(oracle="ridge", lam=0.7, context_norm=context_norm, seed=0)
     actions, probs = L.act(r)
     f = rng.integers(0, 2, size=r.n_rounds)
     L.learn(r, actions, f, probs)
-    Phi = np.array([ref.phi_dense(r.context[i], r.items[r.offsets[i] + actions[i]]) for i in range(r.n_rounds)])
-    np.testing.assert_allclose(L.weights_, ref.ridge_solution(Phi, f, 0.7), rtol=1e-8, atol=1e-10)
+    unit = context_norm == "unit"
+    Phi = np.array([ref.phi_dense(r.context[i], r.items[r.offsets[i] + actions[i]], unit_context=unit)
+                    for i in range(r.n_rounds)])
+    x0 = ref.unit(r.context[0]) if unit else r.context[0]
+    s2 = ref.ridge_scales(x0, r.items[r.offsets[0]:r.offsets[1]])
+    np.testing.assert_allclose(L.feature_scale_, [s2[-2], s2[3 * 2]])  # [‖x0‖², mean ‖z‖²]
+    np.testing.assert_allclose(L.weights_, ref.ridge_solution(Phi, f, 0.7, s2), rtol=1e-8, atol=1e-10)
+    if not unit:  # the context 1,000 times larger: the same scores (a first round with a non-zero context:
+        # a zero one leaves the scale at 1)
+        r1 = r.take(np.arange(1, r.n_rounds))
+        big = CandidateRounds(r1.context * 1000.0, r1.items, r1.offsets)
+        A, B = (CatalogueSquareCB(oracle="ridge", lam=0.7, seed=0) for _ in range(2))
+        A.learn(r1, actions[1:], f[1:], probs[1:])
+        B.learn(big, actions[1:], f[1:], probs[1:])
+        np.testing.assert_allclose(B.feature_scale_, A.feature_scale_ * [1e6, 1.0])
+        np.testing.assert_allclose(B.decision_function(big), A.decision_function(r1), rtol=1e-7, atol=1e-10)
 
 
 @pytest.mark.parametrize("cls,k", [(CatalogueSquareCB, 1), (CatalogueSquareCB, 3), (CatalogueEpsilonGreedy, 2)])
@@ -285,7 +305,7 @@ def test_one_hot_candidates_with_auto_oracles_are_the_index_learner(digits_shuff
     ch = nf.feedback.NoisyBandit(0.2, 0.3)
     idx = nf.SquareCB(10, gamma_scale=30.0, seed=5)  # the catalogue's "auto" γ_scale with the ridge oracle
     ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
-    cat = CatalogueSquareCB(linear="item", gamma_scale="auto", seed=5)
+    cat = CatalogueSquareCB(linear="item", gamma_scale="auto", context_norm="unit", seed=5)
     tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
     assert idx.oracle == cat.oracle == "auto" and idx.oracle_ == cat.oracle_ == "ridge"
     assert cat.gamma_scale_in_use() == 30.0
@@ -593,12 +613,13 @@ def test_dense_adagrad_fast_path_is_the_feature_list_step_bit_for_bit(c, lin, fu
 def test_ridge_graded_rewards_are_the_batch_ridge_solution():
     rng = np.random.default_rng(4)
     r = _random_rounds(rng, n=40, d_c=3, d_a=2)
-    L = CatalogueSquareCB(oracle="ridge", lam=0.7, seed=0)
+    L = CatalogueSquareCB(oracle="ridge", lam=0.7, context_norm="unit", seed=0)
     actions, probs = L.act(r)
     f = rng.uniform(-1.0, 1.0, size=r.n_rounds)
     L.learn(r, actions, f, probs)
     Phi = np.array([ref.phi_dense(r.context[i], r.items[r.offsets[i] + actions[i]]) for i in range(r.n_rounds)])
-    np.testing.assert_allclose(L.weights_, ref.ridge_solution(Phi, f, 0.7), rtol=1e-8, atol=1e-10)
+    s2 = ref.ridge_scales(ref.unit(r.context[0]), r.items[r.offsets[0]:r.offsets[1]])
+    np.testing.assert_allclose(L.weights_, ref.ridge_solution(Phi, f, 0.7, s2), rtol=1e-8, atol=1e-10)
 
 
 def _kinds_rounds(rng, n, start):

@@ -48,7 +48,7 @@ def test_the_sampled_ratio_is_the_reference_leverage_ratio():
     B = rng.normal(size=(D, D))
     P = B @ B.T / D + np.eye(D) * 0.1
     theta = rng.normal(size=D)
-    Phi = np.array([ref.phi_dense(rounds.context[0], z) for z in rounds.items])
+    Phi = np.array([ref.phi_dense(rounds.context[0], z, unit_context=False) for z in rounds.items])
     for t, sampled in ((3 * CHECK_EVERY, True), (3 * CHECK_EVERY + 1, False)):
         L.ridge_inverse_, L.weights_ = P.copy(), theta.copy()
         L.n_updates_[:] = t
@@ -65,6 +65,10 @@ def test_one_hot_candidates_switch_in_the_first_windows_and_shared_features_neve
     nf.simulate(a, one_hot, None, nf.feedback.NoisyBandit(0.2, 0.4), n_rounds=4 * CHECK_WINDOW, seed=1)
     assert a.oracle_ == "ridge" and a.exploration_[0] in (CHECK_WINDOW, 2 * CHECK_WINDOW)
     assert a.gamma_scale_in_use() == ADAPTIVE_GAMMA_SCALE[1]
+    # after the switch the schedule starts again: γ_t = γ_low·√(t − t_switch + 1)
+    r0 = one_hot.rounds[:1]
+    gamma = ADAPTIVE_GAMMA_SCALE[1] * np.sqrt(a.n_updates_[0] - a.exploration_[0] + 1.0)
+    np.testing.assert_allclose(a.action_probabilities(r0), ref.igw(a.decision_function(r0), gamma), rtol=1e-12)
     stream = shared_stream(6000)
     b = CatalogueSquareCB(seed=2)
     tb = nf.simulate(b, stream, None, nf.feedback.NoisyBandit(0.1, 0.2), n_rounds=12_000, seed=2)
@@ -76,20 +80,20 @@ def test_one_hot_candidates_switch_in_the_first_windows_and_shared_features_neve
 
 
 @pytest.mark.slow  # compiled loops: not in the run without the JIT
-@pytest.mark.parametrize("g", [30.0, 10_000.0])
+@pytest.mark.parametrize("g", [300.0, 10_000.0])
 def test_a_one_point_grid_is_the_fixed_gamma_scale_bit_for_bit(one_hot, g):
-    """(g, g) switches on one-hot candidates, and changes nothing by it; (3g, g) does change the run."""
+    """(g, g) is the fixed γ_scale g (no check, nothing to switch to); (g, g/10) switches and changes the run."""
     n = 5 * CHECK_WINDOW
     ch = nf.feedback.NoisyBandit(0.2, 0.4)
     a = CatalogueSquareCB(gamma_scale=(g, g), seed=4)
     ta = nf.simulate(a, one_hot, None, ch, n_rounds=n, seed=4)
     b = CatalogueSquareCB(gamma_scale=g, seed=4)
     tb = nf.simulate(b, one_hot, None, ch, n_rounds=n, seed=4)
-    assert 0 < a.exploration_[0] < n  # the switch was made, rounds before the end
+    assert a.exploration_.tolist() == [-1.0, 0.0, 0.0] and a._adapt() == (g, g, False)
     np.testing.assert_array_equal(a.weights_, b.weights_)
     np.testing.assert_array_equal(ta.curve, tb.curve)
     assert ta.metrics["regret_rate"] == tb.metrics["regret_rate"]
-    c = CatalogueSquareCB(gamma_scale=(3 * g, g), seed=4)
+    c = CatalogueSquareCB(gamma_scale=(g, g / 10), seed=4)
     nf.simulate(c, one_hot, None, ch, n_rounds=n, seed=4)
     assert 0 < c.exploration_[0] < n and not np.array_equal(c.weights_, b.weights_)
 
@@ -111,7 +115,7 @@ def test_simulate_equals_the_python_loop_across_the_switch(one_hot):
 @pytest.mark.slow  # compiled loops: not in the run without the JIT
 def test_the_switch_is_saved_with_the_model_and_old_files_load(one_hot, tmp_path):
     a = CatalogueSquareCB(seed=1)
-    nf.simulate(a, one_hot, None, None, n_rounds=2 * CHECK_WINDOW, seed=1)
+    nf.simulate(a, one_hot, None, nf.feedback.NoisyBandit(0.2, 0.4), n_rounds=6 * CHECK_WINDOW, seed=1)
     assert a.exploration_[0] > 0
     b = nf.load(a.save(tmp_path / "m"))
     np.testing.assert_array_equal(a.exploration_, b.exploration_)

@@ -6,9 +6,8 @@ feature hash), ``val`` (float64, non-zeros), ``ns`` (int64 namespace ids; hashed
 candidates are the item rows ``offsets[i] .. offsets[i+1]``.
 
 **Model.** With x̂ = x/‖x‖ and ẑ = z/‖z‖ (each side scaled to unit norm, as the index oracle scales x:
-step sizes do not depend on the features' scale; a zero row stays zero; the item rows' factors 1/‖z‖ are
-what the caller passes: all 1 leave ẑ = z), the score of candidate z in
-context x is
+step sizes do not depend on the features' scale; a zero row stays zero; the rows' factors 1/‖x‖ and 1/‖z‖
+are what the caller passes: all 1 leave x̂ = x or ẑ = z), the score of candidate z in context x is
 
     f(x, z) = Σ_{j,a} θ[k(j, a)]·x̂_j·ẑ_a  +  Σ_a θ[k(a)]·ẑ_a  +  Σ_j θ[k(j)]·x̂_j  +  θ[k(1)],
 
@@ -33,8 +32,8 @@ candidate (φ = x̂_j ẑ_a, ẑ_a, x̂_j or 1, times c_s) takes, as in ``kernel
 - ORACLE_ADAGRAD: G_k += g², θ_k += lr·g/√G_k with g = e·φ_k (skipped when e = 0);
 - ORACLE_NORMALIZED: θ_k += lr·e·φ_k/(‖φ‖² + 1);
 - ORACLE_RIDGE (MODE_DENSE, small D): recursive least squares over the whole φ by Sherman–Morrison,
-  u = Pφ, s = 1 + φᵀu, θ += (e/s)·u, P −= u uᵀ/s (P starts at I/λ): after every round the ridge
-  solution of all rounds so far.
+  u = Pφ, s = 1 + φᵀu, θ += (e/s)·u, P −= u uᵀ/s (P starts at the caller's prior, diagonal): after every
+  round the ridge solution of all rounds so far.
 
 **Policy** over the n candidates of a round (v their scores; ties: first candidate), as the index
 learners: IGW p_r = 1/(n + γ_t(v_best − v_r)) for r ≠ best, best the rest (γ_t = γ·(t+1)^γ_exp, t the
@@ -42,13 +41,14 @@ updates so far); ε-greedy p_r = (1−ε)·1[r = best] + ε/n. Drawn by the inve
 (the last candidate on a rounding shortfall). Slots: below.
 
 **Greedy first** (IGW with the ridge oracle, ``adapt``): γ = γ_high until the candidates the model would not
-choose are much less known than the one it would, then γ_low for good (Bastani, Bayati & Khosravi 2021's
-Greedy-First, with IGW in place of greedy and OLS-bandit). Every ``CHECK_EVERY``-th round, before its
-update, the leverages h_r = φ_rᵀPφ_r of the round's candidates give the ratio (mean_{r≠g} h_r) / h_g, g the
-greedy candidate; at the end of every ``CHECK_WINDOW`` rounds, if the window's mean ratio exceeds
-``CHECK_RATIO``, the switch is made (``state[0]`` = the rounds learned then; −1 before). Where the candidates
-share features, the rounds the model plays inform it about the others and the ratio stays near 1; where
-they do not (one-hot candidates), the ones it does not play stay unknown and the ratio grows.
+choose are much less known than the one it would, then γ_low for good, its schedule started again at the
+switch (γ_t = γ_low·(t − t_switch + 1)^γ_exp; Bastani, Bayati & Khosravi 2021's Greedy-First, with IGW in
+place of greedy and of OLS-bandit). Every ``CHECK_EVERY``-th round, before its update, the leverages
+h_r = φ_rᵀPφ_r of the round's candidates give the ratio (mean_{r≠g} h_r) / h_g, g the greedy candidate; at
+the end of every ``CHECK_WINDOW`` rounds, if the window's mean ratio exceeds ``CHECK_RATIO``, the switch is
+made (``state[0]`` = the rounds learned then; −1 before). Where the candidates share features, the rounds the
+model plays inform it about the others and the ratio stays near 1; where they do not (one-hot candidates),
+the ones it does not play stay unknown and the ratio grows.
 
 **Slots**: slot 1 from that distribution over all n candidates, slot s over the n − s + 1 not yet placed
 (sequential sampling without replacement, as VW's CCB); the logged probability of slot s is its conditional
@@ -74,9 +74,9 @@ LIN_BIAS = 4
 CONSTANT_HASH = 11650396
 FNV_PRIME = 16777619
 #: greedy first: a sampled round every CHECK_EVERY, a decision every CHECK_WINDOW rounds, the ratio's limit
-CHECK_EVERY = 25
-CHECK_WINDOW = 1000
-CHECK_RATIO = 3.0
+CHECK_EVERY = 20
+CHECK_WINDOW = 500
+CHECK_RATIO = 4.0
 
 
 @njit(cache=True, inline="always")
@@ -334,20 +334,25 @@ def ridge_step(theta, P, u, kidx, kval, n, e):
 
 
 @njit(cache=True)
-def leverage(P, kidx, kval, n):
-    """φᵀPφ for φ given as (index, value) pairs kidx/kval[:n]."""
+def leverage(P, u, kidx, kval, n):
+    """φᵀPφ for φ given as (index, value) pairs kidx/kval[:n]: u = Pφ over P's rows (contiguous, as
+    `ridge_step`; P symmetric), then φᵀu."""
+    D = P.shape[0]
+    for i in range(D):
+        u[i] = 0.0
+    for m in range(n):
+        k = kidx[m]
+        x = kval[m]
+        for i in range(D):
+            u[i] += x * P[k, i]
     h = 0.0
-    for i in range(n):
-        ki = kidx[i]
-        acc = 0.0
-        for j in range(n):
-            acc += P[ki, kidx[j]] * kval[j]
-        h += kval[i] * acc
+    for m in range(n):
+        h += kval[m] * u[kidx[m]]
     return h
 
 
 @njit(cache=True)
-def check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns,
+def check_round(mode, lin, P, u, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns,
                 a_indptr, a_inv, base, n, g, kidx, kval, state):
     """Greedy first's sample (module doc): state[1] += (mean_{r≠g} h_r) / h_g, state[2] += 1."""
     hg = 0.0
@@ -356,7 +361,7 @@ def check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, 
         row = base + r
         m = features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val, a_ns,
                         a_indptr[row], a_indptr[row + 1], a_inv[row], 1.0, kidx, kval)
-        h = leverage(P, kidx, kval, m)
+        h = leverage(P, u, kidx, kval, m)
         if r == g:
             hg = h
         else:
@@ -730,7 +735,7 @@ def _cat_learn_body(mode, args):
             for r in range(1, n):
                 if v[r] > v[g]:
                     g = r
-            check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
+            check_round(mode, lin, P, ubuf, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
                         a_ns, a_indptr, a_inv, base, n, g, kidx, kval, state)
         for s in range(k):
             r = chosen[i, s]
@@ -781,7 +786,10 @@ def _cat_simulate_body(mode, args):
     estimate = k > 1 and exam_given.shape[0] == 0
     for s_ in range(rows.shape[0]):
         i = rows[s_]
-        x = explore_at(kind, explore_low if adapt and state[0] >= 0.0 else explore, gamma_exponent, t[0])
+        if adapt and state[0] >= 0.0:  # after the switch the schedule starts again
+            x = explore_at(kind, explore_low, gamma_exponent, t[0] - state[0])
+        else:
+            x = explore_at(kind, explore, gamma_exponent, t[0])
         clo = c_indptr[i]
         chi = c_indptr[i + 1]
         inv_x = c_inv[i]
@@ -792,7 +800,7 @@ def _cat_simulate_body(mode, args):
                      a_indptr, a_idx, a_val, a_ns, a_inv, base, n, v)
         choose_slots(v, n, k, kind, x, u_learner, s_ * k, placed, pi, chosen, probs, greedy)
         if adapt and state[0] < 0.0 and t[0] % CHECK_EVERY == 0 and n > 1:
-            check_round(mode, lin, P, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
+            check_round(mode, lin, P, ubuf, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi, inv_x, a_idx, a_val,
                         a_ns, a_indptr, a_inv, base, n, greedy[0], kidx, kval, state)
         # clean values: the best page (rewards sorted, largest at the most examined slot) vs greedy vs played
         for r in range(n):

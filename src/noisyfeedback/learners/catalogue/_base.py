@@ -147,6 +147,7 @@ class CatalogueOracle(Learner):
         "bits": Integer(1, 30),
         "linear": Options(("all", "item", "none")),
         "item_norm": Options(("unit", "none")),
+        "context_norm": Options(("auto", "unit", "none")),
         "n_slots": Integer(1),
         "rho0": Interval(0, 1, closed="left"),
         "rho1": Interval(0, 1, closed="left"),
@@ -165,11 +166,15 @@ class CatalogueOracle(Learner):
         "exam_scores_": Array(("n_slots",)),
         # greedy first (CatalogueSquareCB): [rounds learned at the switch, or -1; the window's ratio sum, count]
         "exploration_": Array((3,)),
+        # the ridge penalty's scale: [‖x̂‖², mean ‖ẑ‖²] of the first round learned from (1 for a zero side)
+        "feature_scale_": Array((2,)),
     }
     #: model files saved before ``oracle_`` existed (an explicit oracle) still load: without it the oracle is
     #: the parameter; a file saved with oracle="auto" always records the oracle it resolved to
     #: and model files saved before ``exploration_`` existed load without it (no switch made yet)
-    _optional_state = staticmethod(lambda p: ("exploration_",) + (("oracle_",) if p.get("oracle") != "auto" else ()))
+    #: (and ``feature_scale_``: older files scaled the penalty by nothing, [1, 1])
+    _optional_state = staticmethod(lambda p: ("exploration_", "feature_scale_")
+                                   + (("oracle_",) if p.get("oracle") != "auto" else ()))
 
     # ------------------------------------------------------------ params
     def _check_params(self) -> None:
@@ -200,6 +205,13 @@ class CatalogueOracle(Learner):
 
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
+
+    def _schedule_t(self) -> int:
+        """t of γ_t = γ·(t+1)^γ_exp: the rounds learned, counted again from greedy first's switch."""
+        t = int(self.n_updates_[0])
+        if self._adapt()[2] and self.exploration_[0] >= 0:
+            t -= int(self.exploration_[0])
+        return t
 
     def _adapt(self) -> tuple[float, float, bool]:
         """(explore before the switch, explore after it, whether the greedy-first check runs): kernel arguments
@@ -242,9 +254,45 @@ class CatalogueOracle(Learner):
             self.exam_clicks_ = np.zeros(int(self.n_slots))
             self.exam_scores_ = np.zeros(int(self.n_slots))
             self.exploration_ = np.array([-1.0, 0.0, 0.0])
+            self.feature_scale_ = self._first_round_scale(rounds) if rounds is not None else np.ones(2)
+            if oracle == "ridge":
+                self.ridge_inverse_ = self._ridge_prior(D)
         if not hasattr(self, "rng_"):
             seed = self.seed
             self.rng_ = make_rng(seed if seed is not None else seed_fallback)
+
+    def _context_norm(self) -> str:
+        """"unit" or "none": ``context_norm``, "auto" resolved by the oracle (none with ridge, unit otherwise)."""
+        if self.context_norm != "auto":
+            return self.context_norm
+        if hasattr(self, "weights_"):
+            oracle = self._oracle()
+        else:  # before the first round: the sizes are not known (the oracle is resolved from them then)
+            oracle = resolve_catalogue_oracle(self.oracle, self.features, self._n_weights(0, 0))
+        return "none" if oracle == "ridge" else "unit"
+
+    def _first_round_scale(self, rounds: CandidateRounds) -> np.ndarray:
+        """[‖x̂‖², mean ‖ẑ‖²] of the first round as the oracle sees it (1 where that is 0)."""
+        if self.features == "hashed" or rounds.n_rounds == 0:
+            return np.ones(2)
+        c, a, _ = self._views(rounds)
+        c_indptr, _, c_val, _, c_inv = c
+        a_indptr, _, a_val, _, a_inv = a
+        x = c_val[c_indptr[0]:c_indptr[1]] * c_inv[0]
+        n = int(rounds.offsets[1])
+        z = np.array([np.sum((a_val[a_indptr[r]:a_indptr[r + 1]] * a_inv[r]) ** 2) for r in range(n)])
+        sx, sz = float(np.sum(x * x)), float(np.mean(z))
+        return np.array([sx if sx > 0 and np.isfinite(sx) else 1.0, sz if sz > 0 and np.isfinite(sz) else 1.0])
+
+    def _ridge_prior(self, D: int) -> np.ndarray:
+        """P at the start: diag(1/(λ·s_k²)), s_k² the scale of what weight k multiplies (``lam``)."""
+        sx, sz = getattr(self, "feature_scale_", np.ones(2))
+        d_c, d_a = self.context_dim_, self.item_dim_
+        s2 = np.ones(D)
+        s2[:d_c * d_a] = sx * sz
+        s2[d_c * d_a:d_c * d_a + d_a] = sz
+        s2[d_c * d_a + d_a:d_c * d_a + d_a + d_c] = sx
+        return np.diag(1.0 / (float(self.lam) * s2))
 
     def _check_rounds(self, rounds, fitting: bool) -> CandidateRounds:
         self._validate_params()
@@ -272,8 +320,8 @@ class CatalogueOracle(Learner):
             self.exploration_ = np.array([-1.0, 0.0, 0.0])
         ridge = self._oracle() == "ridge"
         want = (D, D) if ridge else (0, 0)
-        if self.ridge_inverse_.shape != want:  # the oracle changed since fitting: ridge restarts from I/λ
-            self.ridge_inverse_ = np.eye(D) / float(self.lam) if ridge else np.zeros((0, 0))
+        if self.ridge_inverse_.shape != want:  # the oracle changed since fitting: ridge restarts from its prior
+            self.ridge_inverse_ = self._ridge_prior(D) if ridge else np.zeros((0, 0))
         mode = MODE_HASHED if self.features == "hashed" else MODE_DENSE
         return mode, _LINEAR[self.linear], self.context_dim_, self.item_dim_, (2 ** int(self.bits) - 1)
 
@@ -310,6 +358,12 @@ class CatalogueOracle(Learner):
 
     def _views(self, rounds: CandidateRounds) -> tuple:
         c, a, names = kernel_rounds(rounds, self.features == "hashed")
+        if self._context_norm() == "none":  # x̂ = x: the context rows' scale factors are 1
+            cache = rounds.__dict__["_kernel_views"]
+            key = (self.features == "hashed", "raw context")
+            if key not in cache:
+                cache[key] = c[:4] + (np.ones_like(c[4]),)
+            c = cache[key]
         if self.item_norm == "none":  # ẑ = z: the item rows' scale factors are 1
             cache = rounds.__dict__["_kernel_views"]
             key = (self.features == "hashed", "raw items")
@@ -354,7 +408,7 @@ class CatalogueOracle(Learner):
         pis = np.empty(rounds.n_candidates)
         explore, expo = self._explore()
         cat_act(mode, lin, self.weights_, d_c, d_a, mask, Q, *c, *a, rounds.offsets, k, self._policy, explore, expo,
-                int(self.n_updates_[0]), u, chosen, probs, pis, scores)
+                self._schedule_t(), u, chosen, probs, pis, scores)
         return chosen, probs, pis
 
     def action_probabilities(self, rounds, return_scores: bool = False):
@@ -394,7 +448,7 @@ class CatalogueOracle(Learner):
         u = self.rng_.random(n * k)
         scores = np.asarray(self.decision_function(rounds), dtype=np.float64)
         explore, expo = self._explore()
-        x = float(explore_at(self._policy, explore, expo, int(self.n_updates_[0])))
+        x = float(explore_at(self._policy, explore, expo, self._schedule_t()))
         chosen = np.full((n, k), -1, np.int64)
         probs = np.ones((n, k))
         for i in range(n):

@@ -29,8 +29,8 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
 
     def __init__(self, epsilon: float = 0.05, learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0,
                  features: str = "dense", bits: int = 18, interactions: tuple | None = None, linear: str = "all",
-                 item_norm: str = "none", n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0,
-                 rho1: float = 0.0, seed: int | None = None):
+                 item_norm: str = "none", context_norm: str = "auto", n_slots: int = 1,
+                 examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0, seed: int | None = None):
         self.epsilon = epsilon
         self.learning_rate = learning_rate
         self.oracle = oracle
@@ -40,6 +40,7 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
         self.interactions = interactions
         self.linear = linear
         self.item_norm = item_norm
+        self.context_norm = context_norm
         self.n_slots = n_slots
         self.examination = examination
         self.rho0 = rho0

@@ -14,10 +14,10 @@ from ._base import CatalogueOracle
 AUTO_GAMMA_SCALE = {"adagrad": 10.0, "normalized": 10.0, "ridge": 30.0}
 
 #: ``gamma_scale="adaptive"`` (the default) with the ridge oracle: γ_scale (high, low) of greedy first — nearly
-#: greedy while the candidates the model does not choose stay about as well known as the one it does, the
-#: ridge oracle's "auto" value after the check fails. Chosen on tuning streams (benchmarks/RESULTS.md, "Greedy
+#: greedy while the candidates the model does not choose stay about as well known as the one it does, the index
+#: SquareCB's 10 after the check fails. Chosen on tuning streams (benchmarks/RESULTS.md, "Greedy
 #: first"); with AdaGrad or NLMS, which keep no P, "adaptive" is their "auto" value.
-ADAPTIVE_GAMMA_SCALE = (10_000.0, AUTO_GAMMA_SCALE["ridge"])
+ADAPTIVE_GAMMA_SCALE = (10_000.0, 10.0)
 
 
 class CatalogueSquareCB(CatalogueOracle):
@@ -32,11 +32,12 @@ class CatalogueSquareCB(CatalogueOracle):
 
     **Greedy first** (``gamma_scale="adaptive"`` with the ridge oracle; Bastani, Bayati & Khosravi [2]_, with
     IGW for both of its phases): γ_scale = 10,000 (nearly greedy) while the rounds played inform the model about
-    the candidates it does not play, then 30 for good. Every 25th round the leverages h_r = φ_rᵀPφ_r (P the
-    ridge inverse) give the ratio (mean_{r≠ŷ} h_r)/h_ŷ; the switch is made at the end of the first window of
-    1,000 rounds whose mean ratio exceeds 3 (``exploration_[0]``: the rounds learned then). Candidates that
-    share features keep the ratio near 1; one-hot candidates (an item known only by its own weights) raise
-    it within the first window or two.
+    the candidates it does not play, then 10 (the index SquareCB's) for good, its schedule started again at
+    the switch (t counted from it). Every 20th round the leverages h_r = φ_rᵀPφ_r (P the ridge inverse) give the
+    ratio (mean_{r≠ŷ} h_r)/h_ŷ; the switch is made at the end of the first window of 500 rounds whose mean
+    ratio exceeds 4 (``exploration_[0]``: the rounds learned then). Candidates that share features keep the
+    ratio near 1; one-hot candidates (an item known only by its own weights) raise it within the first
+    windows.
 
     With one-hot candidates (z = e_a, all K every round), ``linear="item"``, dense features and the same
     γ_scale and oracle this is `SquareCB`: the same choices and weights, bit for bit
@@ -51,7 +52,7 @@ class CatalogueSquareCB(CatalogueOracle):
         (``ADAPTIVE_GAMMA_SCALE``, below); with AdaGrad or NLMS, 10. "auto": a fixed γ_scale by the oracle, 30
         with ridge, 10 (the index SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``). A pair
         (high, low), ridge oracle only: greedy first between those values; (g, g) is the fixed γ_scale g, bit
-        for bit. The value in use: `gamma_scale_in_use`.
+        for bit (nothing to switch to: no check). The value in use: `gamma_scale_in_use`.
     gamma_exponent : float in [0, 1]
         (SquareCB's default 0.5: VW's schedule.)
     learning_rate : float > 0
@@ -63,7 +64,11 @@ class CatalogueSquareCB(CatalogueOracle):
         above and for hashed features; the choice is ``oracle_`` after the first fit and is saved with the
         model.
     lam : float > 0
-        Ridge penalty of ``oracle="ridge"``.
+        Ridge penalty of ``oracle="ridge"``, relative to the features' scale: the penalty of a weight is
+        lam·s² with s² the squared norm of what it multiplies in the first round learned from (‖x̂‖²·‖ẑ‖² for
+        the interaction, ‖ẑ‖² for the items' linear term, ‖x̂‖² for the context's, 1 for the intercept; the
+        mean over the round's candidates for ẑ), so rescaling a side's features rescales its weights and
+        changes nothing else (``feature_scale_``).
     features : {"dense", "hashed"}
         "dense": numeric context (n, d_c) and item (total, d_a) features, the interaction a bilinear form;
         "hashed": features hashed (namespaced dicts, or numeric columns) with the interaction into 2^bits.
@@ -77,6 +82,11 @@ class CatalogueSquareCB(CatalogueOracle):
         "none" (default, as VW): the item features as given, so the length of an item's vector (e.g. of an
         embedding) carries information; "unit": each candidate's features scaled to unit norm
         (ẑ = z/‖z‖, as x̂), so the score does not see it. One-hot candidates are the same either way.
+    context_norm : {"auto", "none", "unit"}
+        "none": the context as given (x̂ = x), so its length (a user's activity, a scale that multiplies the
+        utility) carries information, as in VW; "unit": x̂ = x/‖x‖, so step sizes do not depend on the
+        features' scale. "auto" (default): "none" with the ridge oracle (its fit does not depend on the scale,
+        its penalty is relative to it: ``lam``), "unit" with AdaGrad or NLMS.
     n_slots : int ≥ 1
         Candidates placed a round (several slots: sequential IGW without replacement).
     examination : None or tuple of float
@@ -118,8 +128,8 @@ class CatalogueSquareCB(CatalogueOracle):
     def __init__(self, gamma_scale: float | str | tuple = "adaptive", gamma_exponent: float = 0.5,
                  learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0, features: str = "dense",
                  bits: int = 18, interactions: tuple | None = None, linear: str = "all", item_norm: str = "none",
-                 n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0, rho1: float = 0.0,
-                 seed: int | None = None):
+                 context_norm: str = "auto", n_slots: int = 1, examination: tuple | None = None, rho0: float = 0.0,
+                 rho1: float = 0.0, seed: int | None = None):
         self.gamma_scale = gamma_scale
         self.gamma_exponent = gamma_exponent
         self.learning_rate = learning_rate
@@ -130,6 +140,7 @@ class CatalogueSquareCB(CatalogueOracle):
         self.interactions = interactions
         self.linear = linear
         self.item_norm = item_norm
+        self.context_norm = context_norm
         self.n_slots = n_slots
         self.examination = examination
         self.rho0 = rho0
@@ -161,11 +172,12 @@ class CatalogueSquareCB(CatalogueOracle):
                 raise ValueError(f"The 'gamma_scale' parameter of CatalogueSquareCB as a pair (high, low) needs the "
                                  f"ridge oracle (greedy first reads its matrix P); the oracle is "
                                  f"{self._oracle_in_use()!r}. Got {g!r} instead.")
-            return float(g[0]), float(g[1]), True
+            high, low = float(g[0]), float(g[1])
+            return high, low, high > low  # (g, g): nothing to switch to, no check: the fixed γ_scale g
         return float(g), float(g), False
 
     def _explore(self) -> tuple[float, float]:
         return self.gamma_scale_in_use(), float(self.gamma_exponent)
 
 
-assert (CHECK_EVERY, CHECK_WINDOW, CHECK_RATIO) == (25, 1000, 3.0)  # as the class docstring says
+assert (CHECK_EVERY, CHECK_WINDOW, CHECK_RATIO) == (20, 500, 4.0)  # as the class docstring says
