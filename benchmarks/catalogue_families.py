@@ -105,14 +105,14 @@ def table(rows: list[dict]) -> str:
 
 
 def section(rounds: int | None = None, seeds: int = 3, grid=GAMMA_GRID, vw: bool = True, families=None,
-            params: dict | None = None, tuning_seed: int = TUNING_SEED) -> str:
+            params: dict | None = None, tuning_seed: int = TUNING_SEED, flips_settings=FLIPS) -> str:
     """The markdown section for benchmarks/RESULTS.md (``make bench``)."""
     rows = []
     vw_grid = VW_GRID if vw and vw_available() else ()
     with tempfile.TemporaryDirectory() as tmp:
         for fam in families or FAMILIES:
             n = fam.horizon if rounds is None else min(rounds, fam.horizon)
-            for flips in FLIPS:
+            for flips in flips_settings:
                 t0 = time.perf_counter()
                 rows.append(family_row(fam, n, flips, seeds, grid, vw_grid, params or {}, Path(tmp), tuning_seed))
                 print(f"  {fam.name} {flips}: {rows[-1]['default']} {rows[-1]['params']} best "
@@ -136,9 +136,11 @@ def main(argv=None) -> None:
     ap.add_argument("--params", default="{}")
     ap.add_argument("--vw-tuning-seed", type=int, default=TUNING_SEED,
                     help="the seed VW's grid is searched on (0 with --seeds 1: the best on the reported seed)")
+    ap.add_argument("--flips", choices=("both", "clean", "flipped"), default="both")
     a = ap.parse_args(argv)
+    flips = {"both": FLIPS, "clean": FLIPS[:1], "flipped": FLIPS[1:]}[a.flips]
     print(section(a.rounds, a.seeds, tuple(float(g) for g in a.grid.split(",") if g), not a.no_vw,
-                  [FAMILY[f] for f in a.families.split(",")], json.loads(a.params), a.vw_tuning_seed))
+                  [FAMILY[f] for f in a.families.split(",")], json.loads(a.params), a.vw_tuning_seed, flips))
 
 
 if __name__ == "__main__":

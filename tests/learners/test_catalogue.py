@@ -350,8 +350,8 @@ def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
     with pytest.raises(ValueError, match="oracle_"):
         nf.load(tmp_path / "no_oracle.npz")
     # above the threshold, and for hashed features: AdaGrad
-    wide = ranking_stream(n_rounds=20, context_dim=40, item_dim=30, n_candidates=3, seed=1)
-    assert 40 * 30 + 30 + 40 + 1 > AUTO_RIDGE_MAX_WEIGHTS
+    wide = ranking_stream(n_rounds=20, context_dim=50, item_dim=42, n_candidates=3, seed=1)
+    assert 50 * 42 + 42 + 50 + 1 > AUTO_RIDGE_MAX_WEIGHTS
     W = CatalogueSquareCB(seed=0)
     nf.simulate(W, wide, None, None, n_rounds=20, seed=0)
     assert W.oracle_ == "adagrad" and W.ridge_inverse_.shape == (0, 0)

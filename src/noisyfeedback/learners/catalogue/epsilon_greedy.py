@@ -16,7 +16,7 @@ class CatalogueEpsilonGreedy(CatalogueOracle):
 
     With one-hot candidates, ``linear="item"``, dense features and the same oracle this is
     `EpsilonGreedy` (m = 1), bit for bit with AdaGrad (tested). ``oracle="auto"``
-    (default): ridge for dense features with at most 1,024 weights, else AdaGrad (`CatalogueSquareCB`).
+    (default): ridge for dense features with at most 2,048 weights, else AdaGrad (`CatalogueSquareCB`).
 
     References
     ----------

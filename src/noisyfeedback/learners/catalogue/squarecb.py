@@ -60,7 +60,7 @@ class CatalogueSquareCB(CatalogueOracle):
     oracle : {"auto", "adagrad", "normalized", "ridge"}
         "ridge" (dense features only): recursive least squares over all D = d_c·d_a + d_a + d_c + 1 weights —
         after every round the ridge solution of all rounds so far — at O(D²) memory and time a round.
-        "auto" (default): "ridge" for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS`` (1,024), "adagrad"
+        "auto" (default): "ridge" for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS`` (2,048), "adagrad"
         above and for hashed features; the choice is ``oracle_`` after the first fit and is saved with the
         model.
     lam : float > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 INTRO = ("The dataset authors' standard check, with every estimator of `nf.ope`; then the action-feature "
@@ -16,8 +17,9 @@ def _fmt_frame(df: pd.DataFrame) -> pd.DataFrame:
     for c in out.columns:
         if out[c].dtype.kind == "f":
             out[c] = out[c].map(lambda v: f"{v:.4g}")
-        elif out[c].dtype.kind == "b":
-            out[c] = out[c].map({True: "yes", False: "**no**"})
+        elif out[c].dtype.kind == "b" or (out[c].dtype.kind == "O" and out[c].map(
+                lambda v: v is None or isinstance(v, (bool, np.bool_))).all()):  # yes / no / not judged
+            out[c] = out[c].map(lambda v: "—" if v is None else ("yes" if v else "**no**"))
     return out
 
 
