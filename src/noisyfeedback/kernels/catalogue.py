@@ -307,36 +307,9 @@ def features_of(mode, lin, d_c, d_a, mask, Q, qall, c_idx, c_val, c_ns, clo, chi
 
 
 @njit(cache=True)
-def ridge_step(theta, P, u, kidx, kval, n, e):
-    """Recursive least squares on φ (pairs kidx/kval, distinct indices): u = Pφ (P symmetric: rows for
-    columns), s = 1 + φᵀu, θ += (e/s)·u, P −= u uᵀ/s (the product in that order: P stays symmetric)."""
-    D = P.shape[0]
-    for i in range(D):
-        u[i] = 0.0
-    for m in range(n):
-        k = kidx[m]
-        x = kval[m]
-        for i in range(D):
-            u[i] += x * P[k, i]
-    zu = 0.0
-    for m in range(n):
-        zu += kval[m] * u[kidx[m]]
-    s = 1.0 + zu
-    g = e / s
-    for i in range(D):
-        theta[i] += g * u[i]
-    for i in range(D):
-        ui = u[i]
-        if ui == 0.0:
-            continue
-        for j in range(D):
-            P[i, j] -= (ui * u[j]) / s
-
-
-@njit(cache=True)
 def leverage(P, u, kidx, kval, n):
-    """φᵀPφ for φ given as (index, value) pairs kidx/kval[:n]: u = Pφ over P's rows (contiguous, as
-    `ridge_step`; P symmetric), then φᵀu."""
+    """φᵀPφ for φ given as (index, value) pairs kidx/kval[:n]: u = Pφ over P's rows (contiguous; P symmetric:
+    rows for columns), then φᵀu. Leaves u = Pφ."""
     D = P.shape[0]
     for i in range(D):
         u[i] = 0.0
@@ -349,6 +322,23 @@ def leverage(P, u, kidx, kval, n):
     for m in range(n):
         h += kval[m] * u[kidx[m]]
     return h
+
+
+@njit(cache=True)
+def ridge_step(theta, P, u, kidx, kval, n, e):
+    """Recursive least squares on φ (pairs kidx/kval, distinct indices): u = Pφ and φᵀu by `leverage`,
+    s = 1 + φᵀu, θ += (e/s)·u, P −= u uᵀ/s (the product in that order: P stays symmetric)."""
+    D = P.shape[0]
+    s = 1.0 + leverage(P, u, kidx, kval, n)
+    g = e / s
+    for i in range(D):
+        theta[i] += g * u[i]
+    for i in range(D):
+        ui = u[i]
+        if ui == 0.0:
+            continue
+        for j in range(D):
+            P[i, j] -= (ui * u[j]) / s
 
 
 @njit(cache=True)
