@@ -9,8 +9,10 @@ separate classes keep both contracts plain and share the oracle and the policy f
 (``kernels/catalogue.py`` computes them in the index kernels' order, so one-hot candidates give the
 index learner's bits — tested).
 
-**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over the unit-norm
-context x̂ and the item features ẑ = z as given (``item_norm="unit"``: ẑ = z/‖z‖);
+**Model** (``kernels/catalogue.py``): f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b over the context x̂
+(``context_norm="auto"``: as given, x̂ = x, with the ridge oracle, whose penalty is relative to the first
+round's scale; x/‖x‖ with AdaGrad or NLMS) and the item features ẑ = z as given (``item_norm="unit"``:
+ẑ = z/‖z‖);
 ``features="dense"`` stores M (d_c × d_a) as a bilinear form (no hashing), ``features="hashed"``
 hashes the interaction (VW's ``-q``) and the linear terms into 2^bits weights. ``linear`` picks the
 linear terms: "all" (items, context and intercept), "item" (items only: the index learner's per-label
@@ -19,7 +21,7 @@ intercepts under one-hot candidates) or "none".
 **Oracle** (``oracle="auto"``, the default): the ridge oracle (recursive least squares over all D weights,
 O(D²) a round) for dense features with D <= ``AUTO_RIDGE_MAX_WEIGHTS``, AdaGrad above and for hashed
 features; resolved at the first round into ``oracle_`` (saved with the model). CatalogueSquareCB's
-``gamma_scale="auto"`` follows it (30 with ridge, 10 otherwise).
+``gamma_scale`` follows it: greedy first with ridge ("adaptive", the default), 10 otherwise.
 
 **Flipped clicks.** As for the index oracle: with flips that depend neither on the item nor on the
 context, E[f̃ | x, z] = ρ0 + (1 − ρ0 − ρ1)·P(click | x, z) is an increasing affine map of the clean
@@ -167,7 +169,7 @@ class CatalogueOracle(Learner):
         "exam_scores_": Array(("n_slots",)),
         # greedy first (CatalogueSquareCB): [rounds learned at the switch, or -1; the window's ratio sum, count]
         "exploration_": Array((3,)),
-        # the ridge penalty's scale: [‖x̂‖², mean ‖ẑ‖²] of the first round learned from (1 for a zero side)
+        # the ridge penalty's scale: [‖x̂‖², mean ‖ẑ‖²] of the first round seen (1 for a zero side)
         "feature_scale_": Array((2,)),
     }
     #: model files saved before ``oracle_`` existed (an explicit oracle) still load: without it the oracle is

@@ -65,10 +65,10 @@ class CatalogueSquareCB(CatalogueOracle):
         model.
     lam : float > 0
         Ridge penalty of ``oracle="ridge"``, relative to the features' scale: the penalty of a weight is
-        lam·s² with s² the squared norm of what it multiplies in the first round learned from (‖x̂‖²·‖ẑ‖² for
-        the interaction, ‖ẑ‖² for the items' linear term, ‖x̂‖² for the context's, 1 for the intercept; the
-        mean over the round's candidates for ẑ), so rescaling a side's features rescales its weights and
-        changes nothing else (``feature_scale_``).
+        lam·s² with s² the squared norm of what it multiplies in the first round the learner sees (acts on or
+        learns from): ‖x̂‖²·‖ẑ‖² for the interaction, ‖ẑ‖² for the items' linear term, ‖x̂‖² for the context's,
+        1 for the intercept (the mean over the round's candidates for ẑ). Rescaling a side's features rescales
+        its weights and changes nothing else (``feature_scale_``).
     features : {"dense", "hashed"}
         "dense": numeric context (n, d_c) and item (total, d_a) features, the interaction a bilinear form;
         "hashed": features hashed (namespaced dicts, or numeric columns) with the interaction into 2^bits.
