@@ -125,6 +125,15 @@ def test_the_switch_is_saved_with_the_model_and_old_files_load(one_hot, tmp_path
     assert not hasattr(c, "exploration_") and c.gamma_scale_in_use() == ADAPTIVE_GAMMA_SCALE[0]
     c.act(one_hot.rounds[:3])
     assert c.exploration_.tolist() == [-1.0, 0.0, 0.0]
+    # a file from before the context kept its scale: its "auto" context stays x/‖x‖, as it was trained
+    u = CatalogueSquareCB(context_norm="unit", seed=2)
+    nf.simulate(u, one_hot, None, None, n_rounds=300, seed=2)
+    want = u.decision_function(one_hot.rounds[:50])
+    u.context_norm = "auto"
+    del u.exploration_, u.feature_scale_
+    old = nf.load(u.save(tmp_path / "older"))
+    assert old._context_norm() == "unit"
+    np.testing.assert_array_equal(old.decision_function(one_hot.rounds[:50]), want)
 
 
 def test_gamma_scale_parameters():

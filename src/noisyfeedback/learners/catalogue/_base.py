@@ -175,7 +175,7 @@ class CatalogueOracle(Learner):
     #: model files saved before ``oracle_`` existed (an explicit oracle) still load: without it the oracle is
     #: the parameter; a file saved with oracle="auto" always records the oracle it resolved to
     #: and model files saved before ``exploration_`` existed load without it (no switch made yet)
-    #: (and ``feature_scale_``: older files scaled the penalty by nothing, [1, 1])
+    #: (and ``feature_scale_``: older files scaled the penalty by nothing, and their "auto" context is x/‖x‖)
     _optional_state = staticmethod(lambda p: ("exploration_", "feature_scale_")
                                    + (("oracle_",) if p.get("oracle") != "auto" else ()))
 
@@ -257,7 +257,9 @@ class CatalogueOracle(Learner):
             self.exam_clicks_ = np.zeros(int(self.n_slots))
             self.exam_scores_ = np.zeros(int(self.n_slots))
             self.exploration_ = np.array([-1.0, 0.0, 0.0])
-            self.feature_scale_ = self._first_round_scale(rounds) if rounds is not None else np.ones(2)
+            self.feature_scale_ = np.ones(2)  # (present before the views are read: a new model, not an old file)
+            if rounds is not None:
+                self.feature_scale_ = self._first_round_scale(rounds)
             if oracle == "ridge":
                 self.ridge_inverse_ = self._ridge_prior(D)
         if not hasattr(self, "rng_"):
@@ -269,6 +271,8 @@ class CatalogueOracle(Learner):
         if self.context_norm != "auto":
             return self.context_norm
         if hasattr(self, "weights_"):
+            if not hasattr(self, "feature_scale_"):  # a model file saved before the context kept its scale
+                return "unit"
             oracle = self._oracle()
         else:  # before the first round: the sizes are not known (the oracle is resolved from them then)
             oracle = resolve_catalogue_oracle(self.oracle, self.features, self._n_weights(0, 0))
