@@ -10,7 +10,7 @@ from test_catalogue import _python_loop  # the documented act → clicks → lea
 import noisyfeedback as nf
 from noisyfeedback.catalogue import CandidateRounds, CandidateStream
 from noisyfeedback.datasets.ranking import multiclass_candidates
-from noisyfeedback.kernels.catalogue import CHECK_EVERY, CHECK_WINDOW
+from noisyfeedback.kernels.catalogue import CHECK_EVERY, CHECK_RATIO, CHECK_WINDOW
 from noisyfeedback.learners.catalogue import CatalogueSquareCB
 from noisyfeedback.learners.catalogue.squarecb import ADAPTIVE_GAMMA_SCALE
 
@@ -137,6 +137,9 @@ def test_the_switch_is_saved_with_the_model_and_old_files_load(one_hot, tmp_path
 
 
 def test_gamma_scale_parameters():
+    doc = " ".join(CatalogueSquareCB.__doc__.split())  # the class docstring states the kernel's constants
+    assert (f"Every {CHECK_EVERY}th round" in doc and f"window of {CHECK_WINDOW} rounds" in doc
+            and f"exceeds {CHECK_RATIO:g}" in doc and f"{ADAPTIVE_GAMMA_SCALE[0]:,.0f} (nearly greedy)" in doc)
     assert CatalogueSquareCB().gamma_scale == "adaptive"
     assert CatalogueSquareCB().gamma_scale_in_use() == 10.0  # before the first round: AdaGrad's "auto" value
     with pytest.raises(ValueError, match="high >= low"):

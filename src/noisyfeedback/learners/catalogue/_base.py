@@ -365,19 +365,19 @@ class CatalogueOracle(Learner):
 
     def _views(self, rounds: CandidateRounds) -> tuple:
         c, a, names = kernel_rounds(rounds, self.features == "hashed")
-        if self._context_norm() == "none":  # x̂ = x: the context rows' scale factors are 1
-            cache = rounds.__dict__["_kernel_views"]
-            key = (self.features == "hashed", "raw context")
-            if key not in cache:
-                cache[key] = c[:4] + (np.ones_like(c[4]),)
-            c = cache[key]
-        if self.item_norm == "none":  # ẑ = z: the item rows' scale factors are 1
-            cache = rounds.__dict__["_kernel_views"]
-            key = (self.features == "hashed", "raw items")
-            if key not in cache:
-                cache[key] = a[:4] + (np.ones_like(a[4]),)
-            a = cache[key]
+        if self._context_norm() == "none":  # x̂ = x
+            c = self._as_given(rounds, c, "raw context")
+        if self.item_norm == "none":  # ẑ = z
+            a = self._as_given(rounds, a, "raw items")
         return c, a, self._q(names)
+
+    def _as_given(self, rounds: CandidateRounds, view: tuple, name: str) -> tuple:
+        """``view`` with its rows' scale factors 1 (the rows as given), kept with the rounds' kernel views."""
+        cache = rounds.__dict__["_kernel_views"]
+        key = (self.features == "hashed", name)
+        if key not in cache:
+            cache[key] = view[:4] + (np.ones_like(view[4]),)
+        return cache[key]
 
     # ---------------------------------------------------------- inference
     def decision_function(self, rounds) -> np.ndarray:

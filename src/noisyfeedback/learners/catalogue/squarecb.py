@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..._validation import Interval, OneOf, Options, Pair
-from ...kernels.catalogue import CHECK_EVERY, CHECK_RATIO, CHECK_WINDOW, POLICY_IGW
+from ...kernels.catalogue import POLICY_IGW
 from ._base import CatalogueOracle
 
 #: ``gamma_scale="auto"``: γ_scale by the oracle in use. AdaGrad (and NLMS) take the index SquareCB's 10; the
@@ -179,5 +179,3 @@ class CatalogueSquareCB(CatalogueOracle):
     def _explore(self) -> tuple[float, float]:
         return self.gamma_scale_in_use(), float(self.gamma_exponent)
 
-
-assert (CHECK_EVERY, CHECK_WINDOW, CHECK_RATIO) == (20, 500, 4.0)  # as the class docstring says
