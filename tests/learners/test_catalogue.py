@@ -12,6 +12,7 @@ from noisyfeedback.catalogue import CandidateRounds, CandidateStream
 from noisyfeedback.datasets.ranking import multiclass_candidates, ranking_stream
 from noisyfeedback.hashing import FeatureHasher, feature_hash, namespace_hash, normalise_features
 from noisyfeedback.learners.catalogue import CatalogueEpsilonGreedy, CatalogueSquareCB
+from noisyfeedback.learners.catalogue.squarecb import ADAPTIVE_GAMMA_SCALE
 from noisyfeedback.simulate import simulate_catalogue
 
 
@@ -247,7 +248,7 @@ def test_policy_and_slots_match_reference(cls, k):
     v = L.decision_function(r)
     if cls is CatalogueSquareCB:
         assert L.gamma_scale == "adaptive" and L.oracle_ == "ridge"  # D = 5·4 + 4 + 5 + 1 = 30 weights
-        gamma = 10_000.0 * np.sqrt(18.0)  # greedy first with the ridge oracle, before any switch
+        gamma = ADAPTIVE_GAMMA_SCALE[0] * np.sqrt(18.0)  # greedy first with the ridge oracle, before any switch
         dist = lambda s: ref.igw(s, gamma)  # noqa: E731
     else:
         dist = lambda s: ref.epsilon_greedy(s, L.epsilon)  # noqa: E731
@@ -356,8 +357,8 @@ def test_auto_oracle_resolution_is_recorded_and_saved(tmp_path):
     nf.simulate(W, wide, None, None, n_rounds=20, seed=0)
     assert W.oracle_ == "adagrad" and W.ridge_inverse_.shape == (0, 0)
     # gamma_scale="auto" follows the oracle: 30 with ridge, 10 (the index SquareCB's) with AdaGrad; the default
-    # "adaptive" is greedy first with ridge (10,000 before a switch) and AdaGrad's 10 with it
-    assert L.gamma_scale_in_use() == 10_000.0 and W.gamma_scale_in_use() == 10.0
+    # "adaptive" is greedy first with ridge (its high value before a switch) and AdaGrad's 10 with it
+    assert L.gamma_scale_in_use() == ADAPTIVE_GAMMA_SCALE[0] == 3_000.0 and W.gamma_scale_in_use() == 10.0
     L.gamma_scale = W.gamma_scale = "auto"
     assert L.gamma_scale_in_use() == 30.0 and W.gamma_scale_in_use() == 10.0
     assert CatalogueSquareCB(gamma_scale=7.0).gamma_scale_in_use() == 7.0
