@@ -26,9 +26,9 @@ class CatalogueSquareCB(CatalogueOracle):
     r"""SquareCB over a candidate list: one regression oracle of the click over context × item features,
     explored by inverse-gap weighting [1]_ (VW's ``--cb_explore_adf --squarecb`` with ``-q``).
 
-    Score f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b (x̂, ẑ unit norm; ``kernels/catalogue.py``), fitted by
-    square loss to the observed (possibly flipped) click of the played candidate. With γ_t =
-    γ_scale·(t+1)^γ_exp (t = rounds learned) and ŷ the best of the round's n candidates:
+    Score f(x, z) = x̂ᵀ M ẑ + w_aᵀ ẑ + w_cᵀ x̂ + b (x̂, ẑ the features as ``context_norm`` and ``item_norm`` say;
+    ``kernels/catalogue.py``), fitted by square loss to the observed (possibly flipped) click of the played
+    candidate. With γ_t = γ_scale·(t+1)^γ_exp (t = rounds learned) and ŷ the best of the round's n candidates:
 
         p(r) = 1 / (n + γ_t·(f_ŷ − f_r))  for r ≠ ŷ,    p(ŷ) = 1 − Σ_{r≠ŷ} p(r).
 
