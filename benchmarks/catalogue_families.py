@@ -115,9 +115,10 @@ def section(rounds: int | None = None, seeds: int = 3, grid=GAMMA_GRID, vw: bool
             for flips in flips_settings:
                 t0 = time.perf_counter()
                 rows.append(family_row(fam, n, flips, seeds, grid, vw_grid, params or {}, Path(tmp), tuning_seed))
+                grid_means = ", ".join(f"{g:g}: {v:.5f}" for g, v in rows[-1]["grid"].items())
                 print(f"  {fam.name} {flips}: {rows[-1]['default']} {rows[-1]['params']} best "
                       f"{rows[-1].get('best_gamma')} {rows[-1].get('best')} vw {rows[-1].get('vw')} "
-                      f"({time.perf_counter() - t0:.0f} s)",
+                      f"grid {{{grid_means}}} ({time.perf_counter() - t0:.0f} s)",
                       file=sys.stderr, flush=True)
     head = (f"### The catalogue defaults on stream families of our own making\n\n"
             f"{seeds} seed(s) (0..{seeds - 1}); fixed γ_scale grid {', '.join(f'{g:g}' for g in grid)}"
