@@ -37,8 +37,8 @@ GAMMAS = (10.0, 30.0, 100.0, 300.0, 1000.0)
 CONFIGS = ([{"oracle": "adagrad", "gamma_scale": g, "learning_rate": lr} for g in GAMMAS for lr in (0.02, 0.05, 0.2)]
            + [{"oracle": "ridge", "gamma_scale": g, "lam": lam} for g in GAMMAS for lam in (1.0,)])
 #: ``--greedy-first``: the ridge oracle's greedy first (``gamma_scale="adaptive"``, high 3,000) against fixed
-#: γ_scale up to 10,000 (the high value's grid point and the families' best region), with the context as given
-#: (``context_norm="none"``, the ridge oracle's "auto") and at unit norm
+#: γ_scale up to 10,000 (both high values tried, 3,000 and 10,000, and the families' best region), with the
+#: context as given (``context_norm="none"``, the ridge oracle's "auto") and at unit norm
 GREEDY_FIRST = ([{"oracle": "ridge", "gamma_scale": "adaptive", "context_norm": cn} for cn in ("none", "unit")]
                 + [{"oracle": "ridge", "gamma_scale": g, "context_norm": cn} for cn in ("none", "unit")
                    for g in GAMMAS + (3000.0, 10000.0)])
