@@ -27,6 +27,9 @@ SETTINGS = [(0.0, 0.0), (0.15, 0.15), (0.4, 0.4), (0.2, 0.4), (0.4, 0.2)]
 POLICIES = [("EpsilonGreedy", {"epsilon": e}) for e in (0.02, 0.05)] + \
            [("SquareCB", {"gamma_scale": g}) for g in (3.0, 10.0, 30.0)]
 ORACLES = [("adagrad", lr) for lr in (0.03, 0.06, 0.1, 0.2)]
+#: ``--ridge``: SquareCB's γ_scale with the ridge oracle (``oracle="auto"``'s choice where m = 1 and d <= 256),
+#: which rounds 1-3 did not sweep (the learning rate is unused)
+RIDGE_GAMMAS = (3.0, 10.0, 30.0, 100.0)
 
 
 def datasets(data_dir):
@@ -48,7 +51,10 @@ def main(argv=None) -> int:
     ap.add_argument("--m", type=int, default=1)
     ap.add_argument("--only", default=None, help="comma-separated dataset names")
     ap.add_argument("--out", default="tune.csv")
+    ap.add_argument("--ridge", action="store_true", help="SquareCB's γ_scale with the ridge oracle (RIDGE_GAMMAS)")
     args = ap.parse_args(argv)
+    policies, oracles = (([("SquareCB", {"gamma_scale": g}) for g in RIDGE_GAMMAS], [("ridge", 0.05)])
+                         if args.ridge else (POLICIES, ORACLES))
     data = datasets(args.data_dir)
     if args.only:
         data = {k: v for k, v in data.items() if k in args.only.split(",")}
@@ -56,7 +62,7 @@ def main(argv=None) -> int:
         for (dname, (X, y)), (r0, r1) in itertools.product(data.items(), SETTINGS):
             K = int(y.max()) + 1
             ch = nf.feedback.NoisyBandit(r0, r1) if args.m == 1 else nf.feedback.Diluted(args.m, r0, r1)
-            for (cls, pol), (oracle, lr) in itertools.product(POLICIES, ORACLES):
+            for (cls, pol), (oracle, lr) in itertools.product(policies, oracles):
                 learner = getattr(nf, cls)(K, m=args.m, oracle=oracle, learning_rate=lr, seed=100, **pol)
                 t0 = time.perf_counter()
                 tr = nf.simulate(learner, X, y, ch, n_rounds=args.rounds, seed=100)
