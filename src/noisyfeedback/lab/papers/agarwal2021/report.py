@@ -138,7 +138,7 @@ def per_action_part(per_action) -> tuple[list[str], dict]:
             "for every action and the raw oracle ranks wrongly. Told the per-action rates, SquareCB explores and "
             "exploits on the values inverted per action; with rho0 = rho1 = \"estimate\" it estimates them online "
             "from the feedback of its own anchors (its confident right plays give 1 − ρ1(a), its plays of a label "
-            "well below the greedy one give ρ0(a); from 20,000 rounds on, every 10,000) and uses them only when "
+            "well below the greedy one give ρ0(a); from 2,500 rounds on, every 2,500) and uses them only when "
             "they differ between the actions. The uniform flips (0.15, 0.25) check that estimating costs nothing "
             "where the papers' assumption holds. Online error over the run (mean ± standard error over the "
             f"seeds); targets: known ≤ {PER_ACTION_RATIOS['known']:g}×, estimated ≤ "
