@@ -51,13 +51,17 @@ def streams(data_dir) -> dict:
             "digits": nf.datasets.load("digits", normalize=True)}
 
 
-def learner_class(setting: tuple):
+def learner_class(setting: tuple, base=None):
     warmup, every, decay, prior = setting
-    return type("TunedSquareCB", (nf.SquareCB,), {"RATE_WARMUP": warmup, "RATE_EVERY": every, "RATE_DECAY": decay,
-                                                  "RATE_PRIOR": prior})
+    base = base or nf.SquareCB
+    return type("Tuned" + base.__name__, (base,), {"RATE_WARMUP": warmup, "RATE_EVERY": every, "RATE_DECAY": decay,
+                                                   "RATE_PRIOR": prior})
 
 
-def run(data_dir, rounds: int, seeds, grid: dict) -> pd.DataFrame:
+def run(data_dir, rounds: int, seeds, grid: dict, learner: str = "SquareCB") -> pd.DataFrame:
+    """One row per (stream, seed, channel, learner): the online error. ``learner``: the class run plain, told
+    the rates and estimating them with each setting (SquareCB or EpsilonGreedy, defaults otherwise)."""
+    base_cls = getattr(nf, learner)
     rows = []
     for name, (X, y) in streams(data_dir).items():
         for seed in seeds:
@@ -66,34 +70,34 @@ def run(data_dir, rounds: int, seeds, grid: dict) -> pd.DataFrame:
                                          seed=seed).error_rate)
 
             base = {"stream": name, "seed": seed, "rounds": rounds}
-            rows.append({**base, "channel": "no flips", "learner": "SquareCB", "error": error(nf.SquareCB(K, seed=seed),
-                                                                                            (0.0, 0.0))})
+            rows.append({**base, "channel": "no flips", "learner": learner,
+                         "error": error(base_cls(K, seed=seed), (0.0, 0.0))})
             for channel, rates in CHANNELS.items():
-                rows.append({**base, "channel": channel, "learner": "SquareCB",
-                             "error": error(nf.SquareCB(K, seed=seed), rates)})
+                rows.append({**base, "channel": channel, "learner": learner,
+                             "error": error(base_cls(K, seed=seed), rates)})
                 if channel == "action-dependent":
                     rows.append({**base, "channel": channel, "learner": "known rates",
-                                 "error": error(nf.SquareCB(K, rho0=R0, rho1=R1, seed=seed), rates)})
+                                 "error": error(base_cls(K, rho0=R0, rho1=R1, seed=seed), rates)})
                 for setting, params in grid.items():
-                    cls = learner_class(params)
+                    cls = learner_class(params, base_cls)
                     rows.append({**base, "channel": channel, "learner": f"estimated, {setting}",
                                  "error": error(cls(K, rho0="estimate", rho1="estimate", seed=seed), rates)})
             print(name, seed, file=sys.stderr, flush=True)
     return pd.DataFrame(rows)
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
+def summary(df: pd.DataFrame, learner: str = "SquareCB") -> pd.DataFrame:
     """Per learner: the share of the gap closed on each stream (mean over seeds) and their mean; the worst
-    ratio to SquareCB() under the uniform flips."""
+    ratio to the plain ``learner`` under the uniform flips."""
     key = ["stream", "seed"]
-    plain = df[(df.channel == "action-dependent") & (df.learner == "SquareCB")].set_index(key).error
+    plain = df[(df.channel == "action-dependent") & (df.learner == learner)].set_index(key).error
     clean = df[df.channel == "no flips"].set_index(key).error
-    uni = df[(df.channel == "uniform (0.15, 0.25)") & (df.learner == "SquareCB")].set_index(key).error
+    uni = df[(df.channel == "uniform (0.15, 0.25)") & (df.learner == learner)].set_index(key).error
     out = []
-    for learner, g in df[df.learner != "SquareCB"].groupby("learner", sort=False):
+    for name, g in df[df.learner != learner].groupby("learner", sort=False):
         ad = g[g.channel == "action-dependent"].set_index(key).error
         share = ((plain - ad) / (plain - clean)).groupby("stream").mean()
-        row = {"learner": learner, **{f"share {s}": share[s] for s in share.index}, "mean share": share.mean()}
+        row = {"learner": name, **{f"share {s}": share[s] for s in share.index}, "mean share": share.mean()}
         u = g[g.channel == "uniform (0.15, 0.25)"].set_index(key).error
         if len(u):
             row["worst uniform ratio"] = (u / uni).groupby("stream").mean().max()
@@ -107,12 +111,13 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=300_000)
     ap.add_argument("--seeds", default="100,101,102,103,104,105,106,107")
     ap.add_argument("--only", default=None, help="names of GRID settings, separated by ';'")
+    ap.add_argument("--learner", default="SquareCB", choices=("SquareCB", "EpsilonGreedy"))
     ap.add_argument("--out", default="rates.csv")
     args = ap.parse_args(argv)
     grid = {k: v for k, v in GRID.items() if args.only is None or k in args.only.split(";")}
-    df = run(args.data_dir, args.rounds, [int(s) for s in args.seeds.split(",")], grid)
+    df = run(args.data_dir, args.rounds, [int(s) for s in args.seeds.split(",")], grid, args.learner)
     df.to_csv(args.out, index=False)
-    print(summary(df).round(3).to_string(index=False))
+    print(summary(df, args.learner).round(3).to_string(index=False))
     return 0
 
 
