@@ -57,10 +57,10 @@ class EpsilonGreedy(OracleBandit):
         action, 1 − ρ1(a) the feedback rate of its confident right plays of a (the greedy label by a margin
         of ``RATE_MARGIN`` = 0.25), ρ0(a) that of its plays of a well below the greedy label (NREst's extremes of
         P(f̃ = 1 | x, a), calibrated on the learner's beliefs) — first after ``RATE_WARMUP`` (2,500) rounds, then
-        every ``RATE_EVERY`` (2,500); used only when every action has anchors and the rates differ between the
-        actions (a chi-square test), else the policy keeps the uncorrected values (equal rates leave the raw
-        ranking right). Estimates: ``rate_estimates_`` (rows ρ0, ρ1), in use: ``rate_state_[0]``
-        (`_estimate_rates`).
+        every ``RATE_EVERY`` (2,500; chosen on tuning streams, ``benchmarks/tune_rates.py``); used only when
+        every action has anchors and the rates differ between the actions (a chi-square test), else the policy
+        keeps the uncorrected values (equal rates leave the raw ranking right). Estimates: ``rate_estimates_``
+        (rows ρ0, ρ1), in use: ``rate_state_[0]`` (`_estimate_rates`).
     seed : int, SeedSequence or None
 
     Examples
