@@ -240,34 +240,61 @@ def section(data_dir, seeds=(0, 1, 2), letter_rows: int = 6000) -> str:
     return report(pd.DataFrame(rows)) + "\n"
 
 
-def tune_table(seeds=(0,)) -> list[dict]:
-    """The default pipeline's two estimates and its choice on GENERATED data (not the benchmark's data sets):
-    scikit-learn ``make_classification`` (1,500 rows, 20 features, 6 classes) and Gaussian blobs (1,500 rows,
-    10 features, 6 classes), features raw, standardised, unit-norm rows, or columns scaled by 10^(−3..3);
-    symmetric 0.3 and pair 0.3 noise. F1 of each method and of "auto"."""
+def _tune_cases(seed: int):
+    """``--tune``: scikit-learn ``make_classification`` (1,500 rows, 20 features, 6 classes, two clusters a class)
+    and Gaussian blobs (1,500 rows, 10 features, 6 classes), features raw, standardised, unit-norm rows, or columns
+    scaled by 10^(−3..3); symmetric 0.3 and pair 0.3 noise."""
     from sklearn.datasets import make_blobs, make_classification
 
+    gens = {"make_classification": make_classification(1500, 20, n_informative=10, n_classes=6,
+                                                       n_clusters_per_class=2, random_state=seed),
+            "blobs": make_blobs(1500, 10, centers=6, cluster_std=3.0, random_state=seed)}
+    for gname, (X0, y) in gens.items():
+        for sc in ("raw", "standard", "unitnorm", "columns"):
+            X = X0 * np.logspace(-3, 3, X0.shape[1]) if sc == "columns" else scale(X0, sc)
+            for kind in ("symmetric", "pair"):
+                yield gname, sc, kind, 0.3, X, y
+
+
+def _tune_wide_cases(seed: int):
+    """``--tune-wide``: ``make_classification`` with one cluster a class (3,000 rows, 30 features, 10 classes) and
+    with two (3,000 rows, 20 features, 4 classes), Gaussian blobs with σ = 5 (3,000 rows, 20 features, 10 classes)
+    and σ = 8 (2,000 rows, 10 features, 6 classes); raw and unit-norm rows; symmetric and pair 0.2 and 0.4."""
+    from sklearn.datasets import make_blobs, make_classification
+
+    gens = {"make_classification-1": make_classification(3000, 30, n_informative=15, n_classes=10,
+                                                         n_clusters_per_class=1, class_sep=1.5, random_state=seed),
+            "make_classification-2": make_classification(3000, 20, n_informative=10, n_classes=4,
+                                                         n_clusters_per_class=2, class_sep=2.0, random_state=seed),
+            "blobs-5": make_blobs(3000, 20, centers=10, cluster_std=5.0, random_state=seed),
+            "blobs-8": make_blobs(2000, 10, centers=6, cluster_std=8.0, random_state=seed)}
+    for gname, (X0, y) in gens.items():
+        for sc in ("raw", "unitnorm"):
+            for kind, rho in (("symmetric", 0.2), ("symmetric", 0.4), ("pair", 0.2), ("pair", 0.4)):
+                yield gname, sc, kind, rho, scale(X0, sc), y
+
+
+def tune_table(seeds=(0, 1, 2), wide: bool = False) -> list[dict]:
+    """The default pipeline's two estimates and its choice on GENERATED data (not the benchmark's data sets;
+    `_tune_cases`, or `_tune_wide_cases` with ``wide``): F1 of each method and of "auto", and the max error of
+    each Ĉ against the realised confusion."""
     from noisyfeedback.learners.label_noise.label_issues import _default_pipeline
     from noisyfeedback.noise.label_issues import flag_issues, flip_posterior
 
     rows = []
     for seed in seeds:
-        gens = {"make_classification": make_classification(1500, 20, n_informative=10, n_classes=6,
-                                                           n_clusters_per_class=2, random_state=seed),
-                "blobs": make_blobs(1500, 10, centers=6, cluster_std=3.0, random_state=seed)}
-        for gname, (X0, y) in gens.items():
-            for sc in ("raw", "standard", "unitnorm", "columns"):
-                X = X0 * np.logspace(-3, 3, X0.shape[1]) if sc == "columns" else scale(X0, sc)
-                for kind in ("symmetric", "pair"):
-                    C = confusion(kind, 0.3, 6)
-                    yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([7, seed]))
-                    fit = _default_pipeline(X, yn, 6, 5, 0, None, "auto")
-                    row = {"data": gname, "scaling": sc, "noise": f"{kind} 0.3", "seed": seed, "auto": fit["method"]}
-                    for m, (Ch, P) in fit["candidates"].items():
-                        row[f"F1 {m}"] = f1(flag_issues(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5),
-                                            yn != y)[0]
-                    rows.append(row)
-                    print(row, file=sys.stderr, flush=True)
+        for gname, sc, kind, rho, X, y in (_tune_wide_cases if wide else _tune_cases)(seed):
+            K = int(y.max()) + 1
+            C = confusion(kind, rho, K)
+            yn = nf.feedback.ConfusionNoise(C).respond(y, rng=np.random.default_rng([7, seed]))
+            fit = _default_pipeline(X, yn, K, 5, 0, None, "auto")
+            emp = realised(yn, y, K)
+            row = {"data": gname, "scaling": sc, "noise": f"{kind} {rho}", "seed": seed, "auto": fit["method"]}
+            for m, (Ch, P) in list(fit["candidates"].items()) + [("auto", (fit["C"], fit["P"]))]:
+                row[f"F1 {m}"] = f1(flag_issues(flip_posterior(P, yn, Ch), yn, Ch, "expected_flips", 0.5), yn != y)[0]
+                row[f"C error {m}"] = float(np.abs(Ch - emp).max())
+            rows.append(row)
+            print(row, file=sys.stderr, flush=True)
     return rows
 
 
@@ -284,11 +311,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--speed", action="store_true", help="only the timing of confusion='estimate' vs C given")
     ap.add_argument("--tune", action="store_true", help="only the default pipeline on generated data")
+    ap.add_argument("--tune-wide", action="store_true", help="only the default pipeline on a wider generated set")
     a = ap.parse_args(argv)
     import pandas as pd
 
-    if a.tune:
-        print(pd.DataFrame(tune_table()).round(3).to_string(index=False))
+    if a.tune or a.tune_wide:
+        df = pd.DataFrame(tune_table(tuple(int(v) for v in a.seeds.split(",")), wide=a.tune_wide))
+        if a.out:
+            df.to_csv(a.out, index=False)
+        print(df.round(3).to_string(index=False))
+        print(df.filter(regex="^(F1|C error) ").mean().round(4).to_string())
         return 0
     if a.speed:
         print(pd.DataFrame(speed_table(a.data_dir)).round(3).to_string(index=False))

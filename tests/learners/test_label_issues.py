@@ -232,3 +232,42 @@ def test_auto_keeps_the_estimate_of_least_held_out_noisy_log_loss():
     assert _f1(auto, flipped) == f1["corrected"]
     with pytest.raises(ValueError, match="'method' parameter of find_label_issues"):
         nf.find_label_issues(X, yn, method="both")
+
+
+# ---------------------------------------------------------------- temperature before the EM step
+def test_temperature_scale_keeps_the_ranking_and_is_the_identity_at_one():
+    from noisyfeedback.noise.label_issues import temperature_scale
+
+    P = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
+    np.testing.assert_allclose(temperature_scale(P, 1.0), P, atol=1e-12)
+    sharp, flat = temperature_scale(P, 0.5), temperature_scale(P, 2.0)
+    np.testing.assert_allclose(sharp.sum(axis=1), 1.0)
+    assert (np.argsort(sharp, axis=1) == np.argsort(P, axis=1)).all()
+    assert (sharp.max(axis=1) >= P.max(axis=1) - 1e-12).all() and (flat.max(axis=1) <= P.max(axis=1) + 1e-12).all()
+    # p^(1/T) normalised: T = 0.5 squares the odds
+    np.testing.assert_allclose(sharp[:, 0] / sharp[:, 1], (P[:, 0] / P[:, 1]) ** 2, rtol=1e-9)
+
+
+def test_fit_temperature_undoes_a_flattening_and_restores_the_em_count():
+    """Clean posteriors p*, labels drawn from them and flipped by C; the model's probabilities are p* flattened
+    at T = 2. Fitted on the noisy labels through C, the temperature is about 1/2, and the EM step's count of
+    flips from the re-sharpened probabilities is near the true one where the flat ones count too few."""
+    from noisyfeedback.noise.label_issues import fit_temperature, temperature_scale
+
+    rng = np.random.default_rng(5)
+    n, K = 40_000, 3
+    logits = rng.normal(scale=2.5, size=(n, K))
+    p_true = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (p_true.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    yn = (C3[:, y].T.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    flat = temperature_scale(p_true, 2.0)
+    T = fit_temperature(C3, flat, yn)
+    assert abs(T - 0.5) < 0.05, T
+    flips_true = float(n * (clean_prior(yn, C3) @ (1 - np.diag(C3))))
+
+    def em_flips(P):
+        C_em = em_step(C3, P, yn)
+        return float(n * (clean_prior(yn, C_em) @ (1 - np.diag(C_em))))
+
+    assert abs(em_flips(temperature_scale(flat, T)) - flips_true) < 0.03 * flips_true
+    assert em_flips(flat) < 0.9 * flips_true

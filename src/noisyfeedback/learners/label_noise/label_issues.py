@@ -16,7 +16,15 @@ from sklearn.model_selection import StratifiedKFold
 from ..._validation import AnySeed, Integer, check_param
 from ...base import make_rng
 from ...noise.confusion import estimate_confusion
-from ...noise.label_issues import FILTERS, em_step, flag_issues, flip_posterior, simplex_projection
+from ...noise.label_issues import (
+    FILTERS,
+    em_step,
+    fit_temperature,
+    flag_issues,
+    flip_posterior,
+    simplex_projection,
+    temperature_scale,
+)
 
 __all__ = ["find_label_issues", "estimate_label_confusion"]
 
@@ -74,7 +82,8 @@ def _noisy_log_loss(C: np.ndarray, P: np.ndarray, yi: np.ndarray) -> float:
 def _default_pipeline(X, yi, K: int, n_folds: int, seed, C_given: np.ndarray | None, method: str) -> dict:
     """The default estimator's pipeline: standardised features, the regularisation chosen on ``CS_GRID``,
     out-of-fold probabilities; with C unknown, the confident joint's Ĉ (and p = Π_simplex(Ĉ⁻¹η)) or the
-    corrected model's (one EM step from it), the one of least out-of-fold noisy log-loss when ``"auto"``."""
+    corrected model's (one EM step from it, on its out-of-fold probabilities temperature-scaled to the noisy
+    labels), the one of least out-of-fold noisy log-loss when ``"auto"``."""
     from .corrected_logistic import CorrectedLogisticRegression
 
     Xs = _standardise(X)
@@ -106,7 +115,10 @@ def _default_pipeline(X, yi, K: int, n_folds: int, seed, C_given: np.ndarray | N
             corr = CorrectedLogisticRegression(C=select(C_cj))  # the corrected model fits less noise: less penalty
             out["C_reg_corrected"] = corr.C
             P0 = _oof(clone(corr).set_params(confusion=C_cj), Xs, yi, K, n_folds, seed, clean=True, C=C_cj)
-            C_em = em_step(C_cj, P0, yi)
+            # the EM step counts flips with posteriors built on P0: first its temperature, fitted to the noisy
+            # labels out of fold (regularised probabilities are too flat, and flat ones count too few flips)
+            out["temperature"] = fit_temperature(C_cj, P0, yi)
+            C_em = em_step(C_cj, temperature_scale(P0, out["temperature"]), yi)
             P_em = _oof(clone(corr).set_params(confusion=C_em), Xs, yi, K, n_folds, seed, clean=True, C=C_em)
             cands["corrected"] = (C_em, P_em)
         except ValueError:  # a singular Ĉ the corrected model refuses
@@ -140,19 +152,20 @@ def find_label_issues(X: Any, y: Any, confusion: Any = "estimate", *, estimator:
     - ``"posterior"``: every row with s > ``threshold`` (0.5: the Bayes classifier of "flipped");
     - ``"f1"``: the top k maximising the plug-in expected F1, 2 Σ_{top k} s / (k + Σ_i s).
 
-    The default model (no ``estimator``) is a pipeline that needs no tuning by the caller: the features
-    are standardised (sparse ones scaled only), the logistic regression's inverse regularisation is
-    chosen on ``CS_GRID`` = (0.01 … 10) by 3-fold cross-validated log-loss of the noisy labels, and the
-    probabilities are out of fold. With ``confusion="estimate"`` two estimates of (C, p) are made: the
-    confident joint (Northcutt et al. 2021) of the plain model's out-of-fold noisy probabilities η, with
-    p = Π_simplex(Ĉ⁻¹η) (``method="confident_joint"``), and the model forward-corrected by it, refined by
-    one EM step (``"corrected"``); ``"auto"`` (default) keeps the one whose out-of-fold probabilities of the
-    NOISY labels, Ĉ p(x), have the smaller log-loss (a held-out proper score that needs no clean label).
-    The grid and the choice rule were fixed without tuning on the benchmark's data sets; they are checked
-    on generated data (scikit-learn ``make_classification`` and Gaussian blobs with raw, standardised,
-    unit-norm and badly scaled features, symmetric and pair noise: ``benchmarks/label_issues.py --tune``).
-    Their F1 against cleanlab on digits and UCI Letter is in the Recommended page. The result is
-    deterministic for a given ``seed`` (default 0).
+    The default model (no ``estimator``) is a pipeline that needs no tuning by the caller: the features are
+    standardised (sparse ones scaled only), the logistic regression's inverse regularisation is chosen on
+    ``CS_GRID`` = (0.01 … 10) by 3-fold cross-validated log-loss of the noisy labels, and the probabilities are out
+    of fold. With ``confusion="estimate"`` two estimates of (C, p) are made: the confident joint (Northcutt et al.
+    2021) of the plain model's out-of-fold noisy probabilities η, with p = Π_simplex(Ĉ⁻¹η)
+    (``method="confident_joint"``), and the model forward-corrected by it, refined by one EM step (``"corrected"``)
+    whose posteriors use its out-of-fold probabilities at the temperature that best predicts the noisy labels
+    (`noisyfeedback.noise.label_issues.fit_temperature`); ``"auto"`` (default) keeps the one whose out-of-fold
+    probabilities of the NOISY labels, Ĉ p(x), have the smaller log-loss (a held-out proper score that needs no
+    clean label). The grid and the choice rule were fixed without tuning on the benchmark's data sets; they are
+    checked on generated data (scikit-learn ``make_classification`` and Gaussian blobs with raw, standardised,
+    unit-norm and badly scaled features, symmetric and pair noise: ``benchmarks/label_issues.py --tune``). Their F1
+    against cleanlab on digits and UCI Letter is in the Recommended page. The result is deterministic for a given
+    ``seed`` (default 0).
 
     Parameters
     ----------
