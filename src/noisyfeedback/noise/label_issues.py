@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["em_step", "flip_posterior", "expected_flips", "FILTERS", "clean_prior", "simplex_projection",
-           "flag_issues", "temperature_scale", "fit_temperature"]
+           "flag_issues", "temperature_scale", "fit_temperature", "noisy_log_loss"]
 
 #: how many rows are flagged (see find_label_issues)
 FILTERS = ("expected_flips", "per_label", "posterior", "f1")
@@ -131,6 +131,12 @@ def temperature_scale(proba: np.ndarray, T: float) -> np.ndarray:
 LOG_TEMPERATURE_BOUNDS = (-3.0, 3.0)
 
 
+def noisy_log_loss(C: np.ndarray, proba: np.ndarray, yi: np.ndarray) -> float:
+    """Mean −log (C p_i)[ỹ_i]: how well C and the held-out clean probabilities predict the noisy labels."""
+    eta = np.einsum("ij,ij->i", C[yi], proba)
+    return float(-np.mean(np.log(np.clip(eta, 1e-15, None))))
+
+
 def fit_temperature(C: np.ndarray, proba: np.ndarray, yi: np.ndarray) -> float:
     """The T of least mean −log (C p_T(x_i))[ỹ_i] over held-out clean probabilities ``proba``: temperature
     scaling fitted to the noisy labels through the forward model (a proper score of η = C p that needs no
@@ -138,11 +144,8 @@ def fit_temperature(C: np.ndarray, proba: np.ndarray, yi: np.ndarray) -> float:
     Q_i(q) ∝ C[ỹ_i, q] p_q(x_i), hence `em_step`'s count of flips, too small."""
     from scipy.optimize import minimize_scalar
 
-    def loss(log_t: float) -> float:
-        eta = np.einsum("ij,ij->i", C[yi], temperature_scale(proba, float(np.exp(log_t))))
-        return float(-np.mean(np.log(np.clip(eta, 1e-15, None))))
-
-    res = minimize_scalar(loss, bounds=LOG_TEMPERATURE_BOUNDS, method="bounded")
+    res = minimize_scalar(lambda log_t: noisy_log_loss(C, temperature_scale(proba, float(np.exp(log_t))), yi),
+                          bounds=LOG_TEMPERATURE_BOUNDS, method="bounded")
     return float(np.exp(res.x))
 
 

@@ -22,6 +22,7 @@ from ...noise.label_issues import (
     fit_temperature,
     flag_issues,
     flip_posterior,
+    noisy_log_loss,
     simplex_projection,
     temperature_scale,
 )
@@ -73,12 +74,6 @@ def _standardise(X):
     return StandardScaler(with_mean=not sp.issparse(X)).fit_transform(X)
 
 
-def _noisy_log_loss(C: np.ndarray, P: np.ndarray, yi: np.ndarray) -> float:
-    """Mean −log (C p_i)[ỹ_i]: how well C and the out-of-fold clean probabilities predict the noisy labels."""
-    eta = np.einsum("ij,ij->i", C[yi], P)
-    return float(-np.mean(np.log(np.clip(eta, 1e-15, None))))
-
-
 def _default_pipeline(X, yi, K: int, n_folds: int, seed, C_given: np.ndarray | None, method: str) -> dict:
     """The default estimator's pipeline: standardised features, the regularisation chosen on ``CS_GRID``,
     out-of-fold probabilities; with C unknown, the confident joint's Ĉ (and p = Π_simplex(Ĉ⁻¹η)) or the
@@ -125,7 +120,7 @@ def _default_pipeline(X, yi, K: int, n_folds: int, seed, C_given: np.ndarray | N
             if method == "corrected":
                 raise
     for name, (C, P) in cands.items():
-        out["losses"][name] = _noisy_log_loss(C, P, yi)
+        out["losses"][name] = noisy_log_loss(C, P, yi)
     best = min(out["losses"], key=lambda k: (out["losses"][k], k != "corrected"))
     out["C"], out["P"] = cands[best]
     out["method"], out["candidates"] = best, cands
