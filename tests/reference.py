@@ -454,6 +454,12 @@ def oracle_learn_step(W, b, G, Gb, x, S, f, m, lr, oracle="adagrad"):
     return W, b, G, Gb
 
 
+def adaptive_scale(sq_sum, n, c, high, low, n0, s0):
+    """SquareCB's adaptive γ_scale: c/σ̂ clipped to [low, high], σ̂² = (Σ r² + n0·s0)/(n + n0) the mean squared
+    residual of the oracle (r = feedback − prediction before each step) shrunk toward s0."""
+    return float(np.clip(c / np.sqrt((sq_sum + n0 * s0) / (n + n0)), low, high))
+
+
 def rate_tally(c, a, ft, margin):
     """The anchor a play of label a (values c the policy read, feedback ft) is, by its definition: ("hi", ft)
     when a is the greedy label (lowest index on ties) and beats every other by >= margin, ("lo", ft) when

@@ -273,7 +273,7 @@ def digits_shuffled():
     return X[perm], y[perm]
 
 
-@pytest.mark.parametrize("index_cls,cat_cls,extra", [(nf.SquareCB, CatalogueSquareCB, {}),
+@pytest.mark.parametrize("index_cls,cat_cls,extra", [(nf.SquareCB, CatalogueSquareCB, {"gamma_scale": 10.0}),
                                                      (nf.EpsilonGreedy, CatalogueEpsilonGreedy, {"epsilon": 0.1})])
 def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, index_cls, cat_cls, extra):
     """All K classes as one-hot candidates every round, linear='item': the same mistakes and weights
@@ -283,9 +283,7 @@ def test_one_hot_candidates_are_the_index_learner_bit_for_bit(digits_shuffled, i
     ch = nf.feedback.NoisyBandit(0.2, 0.3)
     idx = index_cls(10, oracle="adagrad", seed=5, **extra)
     ti = nf.simulate(idx, X, y, ch, n_rounds=10_000, seed=1, shuffle=False)
-    cat = cat_cls(linear="item", oracle="adagrad", seed=5, **extra)
-    if cat_cls is CatalogueSquareCB:
-        cat.set_params(gamma_scale=10.0)  # the index SquareCB's default
+    cat = cat_cls(linear="item", oracle="adagrad", seed=5, **extra)  # the same fixed γ_scale (or ε)
     tc = nf.simulate(cat, stream, None, ch, n_rounds=10_000, seed=1)
     d = X.shape[1]
     assert tc.mistakes == ti.mistakes
@@ -389,7 +387,7 @@ def test_one_hot_candidates_make_the_same_choices(digits_shuffled):
     X, y = digits_shuffled
     X, y = X[:400], y[:400]
     stream = multiclass_candidates(X, y, n_classes=10)
-    idx = nf.SquareCB(10, oracle="adagrad", seed=3)
+    idx = nf.SquareCB(10, oracle="adagrad", gamma_scale=10.0, seed=3)
     cat = CatalogueSquareCB(linear="item", oracle="adagrad", gamma_scale=10.0, seed=3)
     rng = np.random.default_rng(0)
     for t in range(X.shape[0]):

@@ -63,7 +63,7 @@ def test_simulate_kernel_matches_reference(rng, kind, oracle, m, sparse):
         np.testing.assert_allclose(row_sq, (X ** 2).sum(axis=1), rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(Xk), y, order, m, KINDS[kind], explore, expo, lr,
                     np.array([rho0]), np.array([rho1]), u_l, u_f, mistakes, miss, row_sq, np.zeros(0), np.zeros(0),
-                    np.zeros((0, 0)))
+                    np.zeros((0, 0)), np.zeros(2), np.zeros(0))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":  # the reference carries the inverses in G
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None] / lam, K, axis=0)
@@ -103,7 +103,7 @@ def test_rate_tallies_match_reference(rng, kind, oracle, corrected):
     want = stats.copy()
     oracle_simulate(ORACLES[oracle], W, b, G, Gb, P, t, *kernel_view(X), y, order, 1, KINDS[kind], explore, expo, 0.3,
                     np.array([0.1]), np.array([0.2]), u_l, u_f, np.empty(T, np.int8), np.empty(T), np.zeros(0),
-                    c0, cb, stats)
+                    c0, cb, stats, np.zeros(2), np.zeros(0))
     Wr, br, Gr, Gbr = np.zeros((K, X.shape[1])), np.zeros(K), np.zeros((K, X.shape[1])), np.zeros(K)
     if oracle == "ridge":
         Gr = np.repeat(np.eye(X.shape[1] + 1)[None], K, axis=0)
@@ -248,7 +248,7 @@ def test_simulate_equals_python_loop_bit_for_bit(make, channel):
     trace = nf.simulate(learner, X, y, channel, n_rounds=n, seed=7)
     mistakes = python_loop(ref_learner, X, y, channel, n, seed=7)
     assert trace.mistakes == int(mistakes.sum())
-    for name in ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "n_updates_"):
+    for name in ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "n_updates_", "noise_"):
         np.testing.assert_array_equal(getattr(learner, name), getattr(ref_learner, name))
     assert learner.rng_.bit_generator.state == ref_learner.rng_.bit_generator.state
 
@@ -378,7 +378,7 @@ def test_ridge_simulate_equals_python_loop_bit_for_bit():
     trace = nf.simulate(learner, X, y, channel, n_rounds=400, seed=7)
     mistakes = python_loop(ref_learner, X, y, channel, 400, seed=7)
     assert trace.mistakes == int(mistakes.sum())
-    for name in ("W_", "intercept_", "ridge_inverse_", "n_updates_"):
+    for name in ("W_", "intercept_", "ridge_inverse_", "n_updates_", "noise_"):
         np.testing.assert_array_equal(getattr(learner, name), getattr(ref_learner, name))
 
 

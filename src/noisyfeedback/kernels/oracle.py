@@ -403,6 +403,28 @@ def explore_at(kind, explore, gamma_exponent, t):
     return explore * (t + 1.0) ** gamma_exponent
 
 
+@njit(cache=True)
+def adaptive_scale(explore, noise, adapt):
+    """γ_scale of the round. ``adapt`` empty: ``explore`` (a fixed γ_scale). Else, with ``noise`` = (Σ r², n) the
+    oracle's squared prequential residuals r = f̃ − v (the feedback of the played action less its value before
+    the step) and ``adapt`` = (c, high, low, n0, s0) (c = the constant times √K),
+
+        σ̂² = (Σ r² + n0·s0) / (n + n0),    γ_scale = clip(c/σ̂, low, high).
+
+    γ_t = γ_scale·√t then follows SquareCB's γ = √(K·T / Reg_sq) (Foster & Rakhlin 2020) with the oracle's
+    square loss σ̂²·t in place of its regret: less exploration where the feedback is predicted well, and a
+    policy that does not change when every reward is multiplied by a constant (the gaps and σ̂ scale alike)."""
+    if adapt.shape[0] == 0:
+        return explore
+    s2 = (noise[0] + adapt[3] * adapt[4]) / (noise[1] + adapt[3])
+    g = adapt[0] / np.sqrt(s2) if s2 > 0.0 else adapt[1]
+    if g > adapt[1]:
+        return adapt[1]
+    if g < adapt[2]:
+        return adapt[2]
+    return g
+
+
 
 
 @njit(cache=True)
@@ -446,10 +468,12 @@ def oracle_values_rows(W, b, Xd, indptr, indices, data, sparse, out):
 
 
 @njit(cache=True)
-def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr, c0, cb, stats):
+def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, sets, feedback, lr, c0, cb, stats,
+                 noise):
     """Update from logged rows in order (set, reward: 0/1 or real-valued); t[0] counts the updates. ``stats`` (4, K), or
     empty: the rate tallies of the rows (m = 1), greedy label and margin from the values the policy reads
-    (corrected by ``c0``/``cb`` when not empty; see `rate_tally`)."""
+    (corrected by ``c0``/``cb`` when not empty; see `rate_tally`). ``noise`` (2,): Σ r², n of the residuals
+    r = reward − prediction before each step, added to (`adaptive_scale`)."""
     K, d = W.shape
     m = sets.shape[1]
     idx = np.empty(d, np.int64)
@@ -471,8 +495,10 @@ def oracle_learn(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, s
         pred = 0.0
         for j in range(m):
             pred += v[sets[i, j]]
-        oracle_update(oracle, W, b, G, Gb, P, u, sets[i], m, feedback[i] - pred, lr, idx, val, codes, val, nnz,
-                      False, inv)
+        e = feedback[i] - pred
+        oracle_update(oracle, W, b, G, Gb, P, u, sets[i], m, e, lr, idx, val, codes, val, nnz, False, inv)
+        noise[0] += e * e
+        noise[1] += 1.0
         t[0] += 1
 
 
@@ -484,6 +510,7 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
     value, or one per label, a set taking its labels' mean), oracle step. ``corr``: (3, K) rows c0, cb and
     scratch for the corrected values the policy reads (`correct_values`), or (3, 0) without rates;
     (7, K) when estimating the rates, rows 3-6 the tallies (`rate_tally`).
+    Returns the residual f̃ − prediction of the step.
     (At most 30 arguments: CPython passes more as a tuple, which numba does not inline.)"""
     inv = values(W, b, idx, val, codes, values_, nnz, coded, v, sq)
     if corr.shape[1] > 0:
@@ -500,17 +527,22 @@ def oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, codes, values_, nnz, code
               set_rate_array(rates[1], chosen, m))
     if corr.shape[0] > 3:  # estimating the rates: rows 3-6 hold the tallies
         rate_tally(corr[2], top[0], chosen[0], ft, corr[3:])
-    oracle_update(oracle, W, b, G, Gb, P, pz, chosen, m, ft - pred, lr, idx, val, codes, values_, nnz, coded, inv)
+    e = ft - pred
+    oracle_update(oracle, W, b, G, Gb, P, pz, chosen, m, e, lr, idx, val, codes, values_, nnz, coded, inv)
+    return e
 
 
 @njit(cache=True)
 def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse, y, order, m, kind, explore,
-                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq, c0, cb, stats):
+                    gamma_exponent, lr, rho0, rho1, u_learner, u_feedback, mistakes, set_miss, row_sq, c0, cb, stats,
+                    noise, adapt):
     """Simulation loop under NoisyBandit (m = 1) or Diluted(m) with flips rho0, rho1 (float64 arrays: one
     value, or one per label, ``feedback.kernel_feedback``): ``draws_per_round``
     learner uniforms and one channel uniform a round. ``mistakes[t]`` = 1[ŷ ≠ y]; ``set_miss[t]`` =
     1[y ∉ Ŷ] (when sized). ``row_sq``: every row's ‖x‖² (`row_sqnorms`, in-place rows only), or
     empty: computed each round. ``stats`` (4, K) or empty: the rate tallies, updated (`rate_tally`).
+    ``noise`` (2,): Σ r², n of the oracle's residuals, added to; ``adapt``: empty (γ_scale = ``explore``) or the
+    adaptive γ_scale's constants (`adaptive_scale`, read every round).
 
     Rows as in ``kernels.bandit.bandit_simulate``: CSR float64 and coded rows are read in place,
     other forms copied into buffers; the same arithmetic in the same order either way.
@@ -552,24 +584,26 @@ def oracle_simulate(oracle, W, b, G, Gb, P, t, Xd, indptr, indices, data, sparse
         yi = y[i]
         if sparse != DENSE and s + PREFETCH_AHEAD < T:
             prefetch_csr_row(indptr, indices, data, order[s + PREFETCH_AHEAD])
-        x = explore_at(kind, explore, gamma_exponent, t[0])
+        x = explore_at(kind, adaptive_scale(explore, noise, adapt), gamma_exponent, t[0])
         if inplace:
             lo = indptr[i]
             hi = indptr[i + 1]
             sq = row_sq[i] if known_sq else -1.0
             if sparse == CSR_CODED:
-                oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq,
-                             yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
-                             perm, chosen)
+                e = oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], val, data[lo:hi], Xd[0], hi - lo, True, sq,
+                                 yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                                 perm, chosen)
             else:
                 vl = data[lo:hi]
-                oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq,
-                             yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
-                             perm, chosen)
+                e = oracle_round(oracle, W, b, G, Gb, P, pz, indices[lo:hi], vl, _NO_CODES, vl, hi - lo, False, sq,
+                                 yi, m, kind, x, lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top,
+                                 perm, chosen)
         else:
             nnz = fetch_row(i, Xd, indptr, indices, data, sparse, idx, val)
-            oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x, lr,
-                         rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
+            e = oracle_round(oracle, W, b, G, Gb, P, pz, idx, val, _NO_CODES, val, nnz, False, -1.0, yi, m, kind, x,
+                             lr, rates, corr, u_learner, s * nu, u_feedback[s], v, pi, top, in_top, perm, chosen)
+        noise[0] += e * e
+        noise[1] += 1.0
         t[0] += 1
         mistakes[s] = 1 if top[0] != yi else 0
         if record_set:

@@ -184,13 +184,16 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         "rate_estimates_": Array(lambda p: (2, "n_classes") if _estimating(p.get("rho0")) else (2, 0)),
         "rate_state_": Array((2,), dtype="int64"),
         "rate_stats_": Array(lambda p: (4, "n_classes") if _estimating(p.get("rho0")) else (4, 0)),
+        # (Σ r², n) of the oracle's prequential residuals r = feedback − prediction (the adaptive γ_scale of
+        # SquareCB reads them: kernels.oracle.adaptive_scale); absent from files saved before it existed: zeros
+        "noise_": Array((2,)),
     }
     _mutable_state = ("W_", "intercept_", "sum_sq_grad_", "sum_sq_grad_intercept_", "ridge_inverse_", "n_updates_",
-                      "rate_stats_")
+                      "rate_stats_", "noise_")
     #: model files saved before these attributes existed (an explicit oracle, known rates) still load: without
     #: oracle_ the oracle is the parameter; the rate attributes are needed only with rho0="estimate"
     #: (a file saved with oracle="auto" always records the oracle it resolved to: there oracle_ is required)
-    _optional_state = staticmethod(lambda p: ("features_",) + tuple(
+    _optional_state = staticmethod(lambda p: ("features_", "noise_") + tuple(
         a for a in ("oracle_", "rate_estimates_", "rate_state_", "rate_stats_")
         if (a != "oracle_" or p.get("oracle") != "auto") and (a == "oracle_" or not _estimating(p.get("rho0")))))
 
@@ -388,6 +391,21 @@ class OracleBandit(LoggedLearning, LinearClassifier):
     def _explore(self) -> tuple[float, float]:
         raise NotImplementedError
 
+    _FIXED = np.zeros(0)
+
+    def _adaptation(self) -> np.ndarray:
+        """The adaptive exploration's constants for the kernels (`kernels.oracle.adaptive_scale`), or empty: the
+        ``explore`` of `_explore` is used as it is."""
+        return self._FIXED
+
+    def _noise(self) -> np.ndarray:
+        """(Σ r², n) of the oracle's residuals, the array the kernels add to (zeros for a model file saved
+        before it was kept)."""
+        noise = getattr(self, "noise_", None)
+        if noise is None:
+            self.noise_ = noise = np.zeros(2)
+        return noise
+
     def _check_X(self, X, fitting: bool):
         """Validated X; rows whose ‖x‖² would overflow or underflow rescaled by a power of 2 (the learner
         sees x/‖x‖, the same for both; every other row keeps its bits): see ``finite_scale_rows``; then the
@@ -471,6 +489,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             self.rate_estimates_ = np.zeros((2, K if est else 0))
             self.rate_state_ = np.zeros(2, dtype=np.int64)  # (in use, estimates made)
             self.rate_stats_ = np.zeros((4, K if est else 0))
+            self.noise_ = np.zeros(2)
 
     def _fresh_ridge_inverse(self, n_features: int) -> np.ndarray:
         """I/λ for every label with oracle="ridge" (ridge before any data), else an empty (K, 0, 0)."""
@@ -596,6 +615,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
         feedback = check_rewards(feedback, n, type(self).__name__, self._flips())
         self._check_propensities(propensities, n)
         oracle, W, b, G, Gb, P, t = self._state()
+        noise = self._noise()
         sets = np.ascontiguousarray(sets)
         lr = float(self.learning_rate)
         for a, z in list(self._rate_segments(n)):
@@ -606,7 +626,7 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             try:
                 self._guarded(z - a, lambda lo, hi: oracle_learn(oracle, W, b, G, Gb, P, t,
                                                                  *kernel_view(row_range(Xs, lo, hi)), Ss[lo:hi],
-                                                                 Fs[lo:hi], lr, c0, cb, stats))
+                                                                 Fs[lo:hi], lr, c0, cb, stats, noise))
             except NonFiniteUpdate as exc:
                 if a == 0:
                     raise
@@ -629,7 +649,8 @@ class OracleBandit(LoggedLearning, LinearClassifier):
             t_before = int(t[0])
             oracle_simulate(oracle, W, b, G, Gb, P, t, *kernel_view(X), y, order[a:z], m, self._policy, explore, expo,
                             float(self.learning_rate), rho0, rho1, u_learner[a * nu:z * nu], u_feedback[a:z],
-                            mistakes[a:z], set_miss[a:z], _row_sqnorms(X), *self._correction(), self._rate_tallies())
+                            mistakes[a:z], set_miss[a:z], _row_sqnorms(X), *self._correction(), self._rate_tallies(),
+                            self._noise(), self._adaptation())
             if _estimating(self.rho0):
                 self._after_rounds(t_before, z - a)
 

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from ..._validation import Interval
-from ...kernels.oracle import POLICY_IGW
+import numpy as np
+
+from ..._validation import Interval, OneOf, Options, Pair
+from ...kernels.oracle import POLICY_IGW, adaptive_scale
 from ._oracle import OracleBandit
+
+#: ``gamma_scale="adaptive"`` (the default): γ_scale = c·√K/σ̂ with σ̂² the oracle's mean squared prequential
+#: residual, shrunk toward s0 by n0 pseudo-rounds (`kernels.oracle.adaptive_scale`): (c, n0, s0). s0 = 1/4, the
+#: variance of a fair 0/1 outcome: before the residuals count, it explores as for the noisiest 0/1 feedback.
+#: c = 1 chosen on tuning streams (MNIST and Fashion-MNIST test splits, digits, SynSep seed 100; the five noise
+#: settings of Agarwal & Manwani; 50,000, 200,000 and 1e6 rounds; seeds 100-103: benchmarks/tune_gamma.py,
+#: benchmarks/tuning/adaptive_gamma*.csv; benchmarks/RESULTS.md, "How the defaults of SquareCB and EpsilonGreedy
+#: were chosen").
+ADAPTIVE_GAMMA = (1.0, 100.0, 0.25)
+#: the bounds (high, low) of ``gamma_scale="adaptive"``: those of the parameter (a pair clips it)
+ADAPTIVE_BOUNDS = (1e9, 0.0)
 
 
 class SquareCB(OracleBandit):
@@ -13,7 +26,8 @@ class SquareCB(OracleBandit):
     Values v = W x̂ + b with x̂ = x/‖x‖ (one linear model per label over the unit-norm row, fitted by
     square loss to the raw, possibly flipped, 0/1 feedback of the played label; AdaGrad step by
     default; the unit norm makes the step size independent of the features' scale). With γ_t = γ_scale·(t+1)^γ_exp (t =
-    updates so far; Vowpal Wabbit's ``--squarecb`` schedule) and ŷ = argmax v, the action is drawn from
+    updates so far; Vowpal Wabbit's ``--squarecb`` schedule; γ_scale adapts to the oracle's residuals by default)
+    and ŷ = argmax v, the action is drawn from
 
         p(a) = 1 / (K + γ_t·(v_ŷ − v_a))  for a ≠ ŷ,    p(ŷ) = 1 − Σ_{a≠ŷ} p(a).
 
@@ -37,8 +51,20 @@ class SquareCB(OracleBandit):
     n_classes : int
     m : int in [1, K-1]
         1: one action, ``NoisyBandit`` feedback; m > 1: a set of m labels, ``Diluted(m)`` feedback.
-    gamma_scale : float in [0, 1e9], gamma_exponent : float in [0, 1]
-        γ_t = gamma_scale·(t+1)^gamma_exponent (defaults chosen by a sweep on tuning data: benchmarks/RESULTS.md).
+    gamma_scale : "adaptive", float in [0, 1e9] or a pair (high, low)
+        γ_t = γ_scale·(t+1)^gamma_exponent. "adaptive" (default): read every round,
+
+            γ_scale = c·√K/σ̂,    σ̂² = (Σ r² + n0·s0)/(n + n0),
+
+        r = f̃ − v the prequential residuals of the oracle (the feedback of the played action, or set, less its
+        value before the step) over the n rounds so far, (c, n0, s0) = (1, 100, 1/4) (``ADAPTIVE_GAMMA``, chosen
+        on tuning streams: benchmarks/tune_gamma.py). This is SquareCB's γ = √(K·T/Reg_sq) [1]_ with the oracle's
+        observed square loss σ̂²·T in place of its regret bound: feedback the oracle predicts well is explored less
+        (clean digits: about 40), noisy feedback more (flips (0.2, 0.4): about 6). A pair (high, low): the adaptive
+        γ_scale clipped to [low, high]; (g, g) is the fixed g, bit for bit. A number: that fixed γ_scale (10 was
+        the default before the adaptive one). In use: `gamma_scale_in_use`; the residuals: ``noise_``.
+    gamma_exponent : float in [0, 1]
+        (0.5: Vowpal Wabbit's schedule.)
     learning_rate : float in (0, 1000]; in (0, 2) with oracle="normalized"
         AdaGrad step (per coordinate lr·g/√ΣG²), or the NLMS step with ``oracle="normalized"``.
     oracle : {"auto", "adagrad", "normalized", "ridge"}
@@ -98,12 +124,14 @@ class SquareCB(OracleBandit):
         **OracleBandit._common_constraints,
         # γ_t = gamma_scale·(t+1)^gamma_exponent stays finite for any number of rounds (an infinite γ_t
         # made p = 1/(K + γ_t·0) NaN for labels tied with the greedy one)
-        "gamma_scale": Interval(0, 1e9, closed="both"),
+        "gamma_scale": OneOf((Interval(0, 1e9, closed="both"), Options(("adaptive",)),
+                              Pair(Interval(0, 1e9, closed="both")))),
         "gamma_exponent": Interval(0, 1, closed="both"),
     }
     _test_params = {"n_classes": 3, "seed": 0}
 
-    def __init__(self, n_classes: int, m: int = 1, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
+    def __init__(self, n_classes: int, m: int = 1, gamma_scale: float | str | tuple = "adaptive",
+                 gamma_exponent: float = 0.5,
                  learning_rate: float = 0.05, oracle: str = "auto", lam: float = 1.0, rho0: float = 0.0,
                  rho1: float = 0.0, seed: int | None = None, features: str = "auto"):
         self.n_classes = n_classes
@@ -118,5 +146,32 @@ class SquareCB(OracleBandit):
         self.seed = seed
         self.features = features
 
+    def _bounds(self) -> tuple[float, float, bool]:
+        """(high, low, adaptive) of γ_scale: "adaptive" the default bounds; a pair its values ((g, g): the fixed
+        g, nothing to adapt); a number itself."""
+        g = self.gamma_scale
+        if isinstance(g, str):
+            return ADAPTIVE_BOUNDS[0], ADAPTIVE_BOUNDS[1], True
+        if isinstance(g, (tuple, list)):
+            high, low = float(g[0]), float(g[1])
+            return high, low, high > low
+        return float(g), float(g), False
+
+    def _adaptation(self) -> np.ndarray:
+        high, low, adapt = self._bounds()
+        if not adapt:
+            return self._FIXED
+        c, n0, s0 = ADAPTIVE_GAMMA
+        return self._derived_from_params(
+            "adaptation", lambda: np.array([c * np.sqrt(float(self.n_classes)), high, low, n0, s0]))
+
+    def gamma_scale_in_use(self) -> float:
+        """γ_scale of the policy now: the parameter when fixed; adaptive, clip(c·√K/σ̂, low, high) from the
+        residuals so far (`kernels.oracle.adaptive_scale`; before any round σ̂ is the prior's)."""
+        high, low, adapt = self._bounds()
+        if not adapt:
+            return high
+        return float(adaptive_scale(high, self._noise(), self._adaptation()))
+
     def _explore(self) -> tuple[float, float]:
-        return float(self.gamma_scale), float(self.gamma_exponent)
+        return self.gamma_scale_in_use(), float(self.gamma_exponent)

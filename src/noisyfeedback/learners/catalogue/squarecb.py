@@ -6,7 +6,8 @@ from ..._validation import Interval, OneOf, Options, Pair
 from ...kernels.catalogue import POLICY_IGW
 from ._base import CatalogueOracle
 
-#: ``gamma_scale="auto"``: γ_scale by the oracle in use. AdaGrad (and NLMS) take the index SquareCB's 10; the
+#: ``gamma_scale="auto"``: γ_scale by the oracle in use. AdaGrad (and NLMS) take 10 (the index SquareCB's fixed
+#: default before it adapted); the
 #: ridge oracle 30 — its fit is the least-squares solution of every round so far (logarithmic regret, where a
 #: gradient step's is of order √T), and SquareCB's γ ∝ √(n·T / oracle regret) grows as the oracle's regret
 #: shrinks. Chosen by benchmarks/tune_catalogue.py on tuning data (benchmarks/RESULTS.md, "How the defaults
@@ -15,7 +16,7 @@ AUTO_GAMMA_SCALE = {"adagrad": 10.0, "normalized": 10.0, "ridge": 30.0}
 
 #: ``gamma_scale="adaptive"`` (the default) with the ridge oracle: γ_scale (high, low) of greedy first — nearly
 #: greedy while the candidates the model does not choose stay about as well known as the one it does, the index
-#: SquareCB's 10 after the check fails. The high value is the fixed γ_scale of least mean ratio to the best over
+#: SquareCB's former 10 after the check fails. The high value is the fixed γ_scale of least mean ratio to the best over
 #: the churn tuning stream, clean and flipped (3,000: 1.00× and 1.02×; 10,000: 1.03× both). Chosen on tuning
 #: streams (benchmarks/RESULTS.md, "Greedy first"); with AdaGrad or NLMS, which keep no P, "adaptive" is
 #: their "auto" value.
@@ -34,25 +35,25 @@ class CatalogueSquareCB(CatalogueOracle):
 
     **Greedy first** (``gamma_scale="adaptive"`` with the ridge oracle; Bastani, Bayati & Khosravi [2]_, with
     IGW for both of its phases): γ_scale = 3,000 (nearly greedy) while the rounds played inform the model about
-    the candidates it does not play, then 10 (the index SquareCB's) for good, its schedule started again at
-    the switch (t counted from it). Every 20th round the leverages h_r = φ_rᵀPφ_r (P the ridge inverse) give the
-    ratio (mean_{r≠ŷ} h_r)/h_ŷ; the switch is made at the end of the first window of 500 rounds whose mean
-    ratio exceeds 4 (``exploration_[0]``: the rounds learned then). Candidates that share features keep the
-    ratio near 1; one-hot candidates (an item known only by its own weights) raise it within the first
+    the candidates it does not play, then 10 (the index SquareCB's former fixed default) for good, its schedule
+    started again at the switch (t counted from it). Every 20th round the leverages h_r = φ_rᵀPφ_r (P the ridge
+    inverse) give the ratio (mean_{r≠ŷ} h_r)/h_ŷ; the switch is made at the end of the first window of 500
+    rounds whose mean ratio exceeds 4 (``exploration_[0]``: the rounds learned then). Candidates that share
+    features keep the ratio near 1; one-hot candidates (an item known only by its own weights) raise it within the first
     windows.
 
     With one-hot candidates (z = e_a, all K every round), ``linear="item"``, dense features and the same
     γ_scale and oracle this is `SquareCB`: the same choices and weights, bit for bit
     with AdaGrad (M = Wᵀ, w_a = b), to rounding with the ridge oracle (tested). ``oracle="auto"`` resolves
     alike in both on such data (ridge for digits: d = 64, D = 715); the default γ_scale differs (greedy first
-    here with ridge, 10 there).
+    here with ridge, adaptive to the residuals there).
 
     Parameters
     ----------
     gamma_scale : "adaptive", "auto", float >= 0 or a pair (high, low)
         γ_t = γ_scale·(t+1)^gamma_exponent. "adaptive" (default): with the ridge oracle, greedy first
         (``ADAPTIVE_GAMMA_SCALE``, below); with AdaGrad or NLMS, 10. "auto": a fixed γ_scale by the oracle, 30
-        with ridge, 10 (the index SquareCB's default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``). A pair
+        with ridge, 10 (the index SquareCB's former fixed default) with AdaGrad or NLMS (``AUTO_GAMMA_SCALE``). A pair
         (high, low), ridge oracle only: greedy first between those values; (g, g) is the fixed γ_scale g, bit
         for bit (nothing to switch to: no check). The value in use: `gamma_scale_in_use`.
     gamma_exponent : float in [0, 1]
