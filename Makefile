@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.installed
 NOJIT_TESTS := tests/core/test_kernels.py tests/core/test_simulate.py tests/learners/test_rcnbf.py tests/learners/test_rcine.py \
 	tests/core/test_feedback.py tests/learners/test_diluted.py tests/learners/test_regression.py tests/learners/test_teachers.py \
 	tests/learners/test_oracle_bandits.py tests/learners/test_wrls.py tests/core/test_hostile.py tests/core/test_vw_stream.py \
-	tests/learners/test_catalogue_greedy_first.py
+	tests/learners/test_catalogue_greedy_first.py tests/learners/test_adaptive_gamma.py
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
