@@ -412,8 +412,9 @@ def adaptive_scale(explore, noise, adapt):
         σ̂² = (Σ r² + n0·s0) / (n + n0),    γ_scale = clip(c/σ̂, low, high).
 
     γ_t = γ_scale·√t then follows SquareCB's γ = √(K·T / Reg_sq) (Foster & Rakhlin 2020) with the oracle's
-    square loss σ̂²·t in place of its regret: less exploration where the feedback is predicted well, and a
-    policy that does not change when every reward is multiplied by a constant (the gaps and σ̂ scale alike)."""
+    square loss σ̂²·t in place of its regret: less exploration where the feedback is predicted well. The gaps and
+    σ̂ scale alike with the rewards, so rewards on another scale than 0/1 (graded, costs) are explored alike once
+    the prior's n0 rounds are outweighed (exactly so with the ridge oracle, whose fit is linear in the rewards)."""
     if adapt.shape[0] == 0:
         return explore
     s2 = (noise[0] + adapt[3] * adapt[4]) / (noise[1] + adapt[3])
